@@ -1,0 +1,106 @@
+/*
+ *	bloombird -- `show fib': FIB and Bloom filter statistics
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#include "nest/bird.h"
+#include "nest/route.h"
+#include "nest/cli.h"
+#include "nest/fib-bloom.h"
+#include "lib/string.h"
+
+#define CLI_FIB 1027
+
+/* BIRD's printf has no %f: a fraction as "0.001234" (@digits decimals) */
+static const char *
+fib_show_frac(double v, uint digits)
+{
+  u64 scale = 1;
+  for (uint i = 0; i < digits; i++)
+    scale *= 10;
+
+  u64 x = (u64) (v * scale + 0.5);
+  return tmp_sprintf("%lu.%0*lu", x / scale, digits, x % scale);
+}
+
+/* "8-32 (25 used)", or a short list when the lengths are few */
+static void
+fib_show_lengths(struct cli *c, const struct fib_bloom *b)
+{
+  uint used = 0, lo = 0, hi = 0;
+
+  for (uint l = 0; l <= FIB_BLOOM_MAX_PXLEN; l++)
+    if (b->len_count[l])
+    {
+      if (!used++)
+	lo = l;
+      hi = l;
+    }
+
+  if (!used)
+    cli_printf(c, -CLI_FIB, "  Prefix lengths:   none");
+  else
+    cli_printf(c, -CLI_FIB, "  Prefix lengths:   /%u-/%u, %u in use", lo, hi, used);
+}
+
+static void
+fib_show_one(struct cli *c, rtable *t)
+{
+  struct fib *f = &t->fib;
+  struct fib_bloom *b = f->bloom;
+
+  cli_printf(c, -CLI_FIB, "Table %s (%s):", t->name, net_label[t->addr_type]);
+  cli_printf(c, -CLI_FIB, "  Entries:          %u (hash order %u, %u buckets)",
+	     f->entries, f->hash_order, f->hash_size);
+
+  if (!b->cf.enabled)
+    cli_printf(c, -CLI_FIB, "  Bloom filter:     off");
+  else if (!fib_bloom_active(b))
+    cli_printf(c, -CLI_FIB, "  Bloom filter:     none yet (created at hash order %u)", FIB_BLOOM_MIN_ORDER);
+  else
+  {
+    u64 pos = b->queries - b->negatives;
+    u64 absent = b->negatives + b->false_pos;
+
+    cli_printf(c, -CLI_FIB, "  Bloom filter:     %u bytes (%s B/entry), %u hashes, %u counters/entry, sized for %u entries",
+	       fib_bloom_size(b), fib_show_frac((double) fib_bloom_size(b) / MAX(f->entries, 1), 1),
+	       b->cf.hashes, b->cf.counters, b->capacity);
+    cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
+	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
+    cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",
+	       b->queries, b->negatives, pos, b->false_pos);
+    cli_printf(c, -CLI_FIB, "  False positives:  rate measured %s, predicted %s",
+	       fib_show_frac(absent ? (double) b->false_pos / absent : 0.0, 6),
+	       fib_show_frac(fib_bloom_fpr_predicted(b), 6));
+  }
+
+  fib_show_lengths(c, b);
+}
+
+void
+fib_bloom_show(struct cli *c, struct rtable_config *tc)
+{
+  if (tc)
+  {
+    if (!tc->table)
+      cf_error("Table %s is not running", tc->name);
+    fib_show_one(c, tc->table);
+  }
+  else
+  {
+    rtable *t;
+    int first = 1;
+    node *n;
+    WALK_LIST2(t, n, routing_tables, n)
+    {
+      if (!first)
+	cli_printf(c, -CLI_FIB, "");
+      first = 0;
+      fib_show_one(c, t);
+    }
+  }
+
+  cli_msg(0, "");
+}

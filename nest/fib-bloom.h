@@ -1,0 +1,178 @@
+/*
+ *	bloombird -- Counting Bloom filters beside BIRD FIBs
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_FIB_BLOOM_H_
+#define _BIRD_FIB_BLOOM_H_
+
+#include "nest/bird.h"
+#include "lib/net.h"
+
+struct fib;
+struct rtable;
+struct rtable_config;
+struct cli;
+
+#define FIB_BLOOM_MAX_PXLEN	128	/* Prefix lengths 0..128 are counted */
+#define FIB_BLOOM_BLOCK_SLOTS	128	/* 4-bit counters in one 64-byte block */
+#define FIB_BLOOM_CMAX		15	/* Saturated (sticky) counter value */
+
+#define FIB_BLOOM_DEF_HASHES	6
+#define FIB_BLOOM_DEF_COUNTERS	12	/* Counters per entry when the filter is full */
+#define FIB_BLOOM_MIN_ORDER	11	/* No filter below this FIB hash order */
+#define FIB_BLOOM_HEADROOM(n)	((n) * 3 / 2)	/* Capacity built for n entries */
+
+/* Table configuration (table block: bloom on|off, bloom hashes, bloom counters) */
+struct fib_bloom_config {
+  u8 enabled;
+  u8 hashes;
+  u8 counters;
+};
+
+void fib_bloom_config_default(struct fib_bloom_config *c);
+
+/* Per-FIB state: the filter (when the FIB is large enough) and the
+ * per-length prefix counts (always). Allocated from the FIB's pool. */
+struct fib_bloom {
+  u64 *blocks;				/* 64-byte blocks of 128 4-bit counters; NULL: no filter */
+  void *mem;				/* Allocation behind @blocks */
+  u32 nblocks;				/* Number of blocks */
+  u32 capacity;				/* Entries the filter was sized for; rebuilt beyond */
+  struct fib_bloom_config cf;		/* Configured shape */
+  u32 items;				/* Keys currently counted in the filter */
+  u32 saturated;			/* Counters stuck at FIB_BLOOM_CMAX */
+  u32 rebuilds;				/* Times the filter was (re)built */
+  u64 queries;				/* Filter tests */
+  u64 negatives;			/* Tests answered "absent" */
+  u64 false_pos;			/* Tests answered "maybe" where the chain had nothing */
+  u64 len_map[3];			/* Bit L set iff len_count[L] > 0 */
+  u32 len_count[FIB_BLOOM_MAX_PXLEN + 1];	/* Prefixes per length */
+};
+
+/* Life cycle, called from rt-fib.c */
+void fib_bloom_init(struct fib *f);
+void fib_bloom_free(struct fib *f);
+void fib_bloom_resize(struct fib *f);		/* Rebuild from the nodes (after fib_rehash() too) */
+void fib_bloom_add(struct fib *f, const net_addr *a);	/* After an insert */
+void fib_bloom_del(struct fib *f, const net_addr *a);	/* Before a delete */
+void fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c);
+
+/* The 64-bit key hash; for ROA, flow and SADR nets only the (dst) prefix
+ * and length are hashed, as in the FIB's own chain hash. */
+static inline u64
+fib_bloom_mix(u64 h)
+{
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+static inline u64
+fib_bloom_key_ip4(ip4_addr px, uint pxlen)
+{ return fib_bloom_mix(((u64) ip4_to_u32(px) << 8) | pxlen); }
+
+static inline u64
+fib_bloom_key_ip6(const ip6_addr *px, uint pxlen)
+{
+  u64 hi = ((u64) _I0(*px) << 32) | _I1(*px);
+  u64 lo = ((u64) _I2(*px) << 32) | _I3(*px);
+  return fib_bloom_mix(hi ^ fib_bloom_mix(lo ^ ((u64) pxlen << 56)));
+}
+
+static inline u64
+fib_bloom_key_rd(vpn_rd rd)
+{ return fib_bloom_mix(rd_to_u64(rd) + 1); }
+
+static inline u64
+fib_bloom_hash(const net_addr *a)
+{
+  const net_addr_union *u = (const void *) a;
+
+  switch (a->type)
+  {
+  case NET_IP4:
+  case NET_ROA4:
+  case NET_FLOW4:
+    return fib_bloom_key_ip4(u->ip4.prefix, a->pxlen);
+
+  case NET_IP6:
+  case NET_ROA6:
+  case NET_FLOW6:
+  case NET_IP6_SADR:
+    return fib_bloom_key_ip6(&u->ip6.prefix, a->pxlen);
+
+  case NET_VPN4:
+    return fib_bloom_key_ip4(u->vpn4.prefix, a->pxlen) ^ fib_bloom_key_rd(u->vpn4.rd);
+
+  case NET_VPN6:
+    return fib_bloom_key_ip6(&u->vpn6.prefix, a->pxlen) ^ fib_bloom_key_rd(u->vpn6.rd);
+
+  case NET_MPLS:
+    return fib_bloom_mix(((u64) u->mpls.label << 8) | 0x5a);
+
+  default: /* NET_ASPA */
+    return fib_bloom_mix(((u64) u->aspa.asn << 8) | 0xa5);
+  }
+}
+
+static inline int fib_bloom_active(const struct fib_bloom *b)
+{ return b->blocks != NULL; }
+
+static inline const u64 *fib_bloom_block(const struct fib_bloom *b, u64 h)
+{ return b->blocks + 8 * (u32) (((h >> 32) * (u64) b->nblocks) >> 32); }
+
+/*
+ * Slots of a key inside its block: 7-bit slices of an odd-multiplier product
+ * of the hash (its top bits depend on all of @h), re-multiplied every 9
+ * slots. Independent slots: double hashing inside a 128-slot block made keys
+ * whose slot sequences are shifts of each other, and measured 5x the
+ * false-positive rate of this.
+ */
+#define FIB_BLOOM_SLOT(h, i, x) \
+  ((x) = (!(i) ? (h) * 0x9e3779b97f4a7c15ULL : \
+	  ((i) % 9) ? (x) << 7 : ((h) ^ (i)) * 0xd6e8feb86659fd93ULL), (uint) ((x) >> 57))
+
+/* Pure filter test: 0 means the key is certainly absent. */
+static inline int
+fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
+{
+  const u64 *blk = fib_bloom_block(b, h);
+  u64 x = 0;
+
+  for (uint i = 0; i < b->cf.hashes; i++)
+  {
+    uint pos = FIB_BLOOM_SLOT(h, i, x);
+    if (!((blk[pos >> 4] >> ((pos & 15) * 4)) & 15))
+      return 0;
+  }
+
+  return 1;
+}
+
+/* Lookup helpers for longest-prefix match: lengths at which a prefix of @n
+ * may exist, longest first. Returns their count, fills @lens. */
+uint fib_bloom_lpm_lengths(struct fib *f, const net_addr *n, u8 *lens);
+
+/* Accelerated LPM paths (rt-fib.c / rt-table.c call them) */
+void *fib_bloom_route(struct fib *f, const net_addr *n);
+struct network *net_route_bloom(struct rtable *tab, const net_addr *n, int *done);
+int net_roa_check_bloom(struct rtable *tab, const net_addr *n, u32 asn, int *done);
+
+/* Exact chain lookup without the filter (the stock fib_find body) */
+void *fib_find_chain(struct fib *f, const net_addr *a);
+
+/* Predicted false-positive rate of a filter at its current load */
+double fib_bloom_fpr_predicted(const struct fib_bloom *b);
+double fib_bloom_fill(const struct fib_bloom *b);
+uint fib_bloom_size(const struct fib_bloom *b);	/* Bytes */
+
+/* CLI: show fib [<table>] */
+void fib_bloom_show(struct cli *c, struct rtable_config *tc);
+
+#endif

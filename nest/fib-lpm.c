@@ -1,0 +1,284 @@
+/*
+ *	bloombird -- Longest-prefix match over a FIB with its Bloom filter
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: Longest-prefix match with FIB Bloom filters
+ *
+ * Stock BIRD finds the longest matching prefix by one fib_find() per prefix
+ * length, from the longest down; an IPv6 lookup may walk 100 hash chains.
+ * Here the candidate lengths are first restricted to those that hold any
+ * prefix at all (&fib_bloom.len_map), then all remaining lengths are hashed
+ * and their filter blocks prefetched at once, so the cache misses overlap,
+ * and only then tested; chains are walked only for the lengths the filter
+ * admits, longest first. The answers are those of the stock loops:
+ * fib_route(), net_route() (with or without a trie) and net_roa_check().
+ */
+
+#include "nest/bird.h"
+#include "nest/route.h"
+#include "nest/fib-bloom.h"
+
+/* ip6_and(a, ip6_mkmask(len)), inline: it runs once per candidate length */
+static inline ip6_addr
+lpm_ip6_trim(ip6_addr a, uint len)
+{
+  for (int i = 0; i < 4; i++)
+  {
+    int l = (int) len - 32 * i;
+    a.addr[i] &= (l >= 32) ? ~0u : (l <= 0) ? 0 : ~0u << (32 - l);
+  }
+  return a;
+}
+
+/* Key of @n trimmed to @len, for IP-like nets (@rdh: the VPN RD's hash) */
+static inline u64
+lpm_key(const net_addr_union *u, int v6, u64 rdh, uint len)
+{
+  if (!v6)
+    return fib_bloom_key_ip4(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len) ^ rdh;
+
+  ip6_addr px = lpm_ip6_trim(u->ip6.prefix, len);
+  return fib_bloom_key_ip6(&px, len) ^ rdh;
+}
+
+static inline int
+lpm_family(const net_addr *n, int *v6, u64 *rdh)
+{
+  const net_addr_union *u = (const void *) n;
+  *rdh = 0;
+
+  switch (n->type)
+  {
+  case NET_VPN4:
+    *rdh = fib_bloom_key_rd(u->vpn4.rd);
+    /* fall through */
+  case NET_IP4:
+  case NET_ROA4:
+  case NET_FLOW4:
+    *v6 = 0;
+    return 1;
+
+  case NET_VPN6:
+    *rdh = fib_bloom_key_rd(u->vpn6.rd);
+    /* fall through */
+  case NET_IP6:
+  case NET_ROA6:
+  case NET_FLOW6:
+    *v6 = 1;
+    return 1;
+
+  default:
+    return 0;
+  }
+}
+
+/**
+ * fib_bloom_lpm_lengths - candidate lengths for a longest-prefix match
+ * @f: FIB (of @n's type, or the ROA type matching an IP @n)
+ * @n: network whose covering prefixes are looked for
+ * @lens: output, longest first, room for %FIB_BLOOM_MAX_PXLEN + 1
+ *
+ * Returns the number of lengths (not longer than @n) at which @f may hold a
+ * prefix covering @n. Lengths with no prefix at all are never returned;
+ * with a filter, neither are those it rules out.
+ */
+uint
+fib_bloom_lpm_lengths(struct fib *f, const net_addr *n, u8 *lens)
+{
+  struct fib_bloom *b = f->bloom;
+  const net_addr_union *u = (const void *) n;
+  u64 hs[FIB_BLOOM_MAX_PXLEN + 1];
+  uint cnt = 0;
+  int v6;
+  u64 rdh;
+
+  if (!lpm_family(n, &v6, &rdh))
+    return 0;
+
+  int active = fib_bloom_active(b);
+  uint top = n->pxlen;
+
+  for (int w = top >> 6; w >= 0; w--)
+  {
+    u64 m = b->len_map[w];
+    if (w == (int) (top >> 6))
+      m &= (2ULL << (top & 63)) - 1;
+
+    while (m)
+    {
+      uint bit = 63 - __builtin_clzll(m);
+      uint len = w * 64 + bit;
+      m &= ~(1ULL << bit);
+
+      if (active)
+      {
+	hs[cnt] = lpm_key(u, v6, rdh, len);
+	__builtin_prefetch(fib_bloom_block(b, hs[cnt]));
+      }
+      lens[cnt++] = len;
+    }
+  }
+
+  if (!active)
+    return cnt;
+
+  uint out = 0;
+  for (uint i = 0; i < cnt; i++)
+    if (fib_bloom_test_hash(b, hs[i]))
+      lens[out++] = lens[i];
+
+  b->queries += cnt;
+  b->negatives += cnt - out;
+  return out;
+}
+
+/* @x := @n trimmed to @len (host bits cleared, as the stock loops do) */
+static inline void
+lpm_trim(net_addr_union *x, const net_addr *n, uint len)
+{
+  net_copy(&x->n, n);
+  if (net_val_match(n->type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4))
+    x->ip4.prefix = ip4_and(x->ip4.prefix, ip4_mkmask(len));
+  else
+    x->ip6.prefix = lpm_ip6_trim(x->ip6.prefix, len);
+  x->n.pxlen = len;
+}
+
+static inline void
+lpm_miss(struct fib *f)
+{
+  if (fib_bloom_active(f->bloom))
+    f->bloom->false_pos++;
+}
+
+void *
+fib_bloom_route(struct fib *f, const net_addr *n)
+{
+  u8 lens[FIB_BLOOM_MAX_PXLEN + 1];
+  uint cnt = fib_bloom_lpm_lengths(f, n, lens);
+  net_addr_union x;
+
+  for (uint i = 0; i < cnt; i++)
+  {
+    lpm_trim(&x, n, lens[i]);
+
+    void *r = fib_find_chain(f, &x.n);
+    if (r)
+      return r;
+
+    lpm_miss(f);
+  }
+
+  return NULL;
+}
+
+/**
+ * net_route_bloom - net_route() through the FIB's filter
+ * @tab: table
+ * @n: network (IP or VPN)
+ * @done: set to 0 when @n is of a type this does not handle (SADR) or the
+ * table has `bloom off' (then the stock code runs)
+ *
+ * Returns the longest-prefix net covering @n that has a valid route, the
+ * same as stock net_route() with or without the table's trie.
+ */
+net *
+net_route_bloom(rtable *tab, const net_addr *n, int *done)
+{
+  if (!tab->fib.bloom->cf.enabled || !net_val_match(n->type, NB_IP | NB_VPN))
+  {
+    *done = 0;
+    return NULL;
+  }
+
+  *done = 1;
+
+  u8 lens[FIB_BLOOM_MAX_PXLEN + 1];
+  uint cnt = fib_bloom_lpm_lengths(&tab->fib, n, lens);
+  net_addr_union x;
+
+  for (uint i = 0; i < cnt; i++)
+  {
+    lpm_trim(&x, n, lens[i]);
+
+    net *r = fib_find_chain(&tab->fib, &x.n);
+    if (!r)
+      lpm_miss(&tab->fib);
+    else if (rte_is_valid(r->routes))
+      return r;
+  }
+
+  return NULL;
+}
+
+/**
+ * net_roa_check_bloom - net_roa_check() through the FIB's filter
+ * @tab: ROA table
+ * @n: IP network to check
+ * @asn: origin AS, 0 if unknown
+ * @done: set to 0 when table and network types do not pair or with `bloom off'
+ *
+ * RFC 6483 validation with the same answers as stock net_roa_check(): the
+ * ROA FIB's filter is keyed by prefix and length alone, so it can rule out
+ * lengths without knowing the ROAs' ASN or max length.
+ */
+int
+net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
+{
+  int v4 = (tab->addr_type == NET_ROA4) && (n->type == NET_IP4);
+  int v6 = (tab->addr_type == NET_ROA6) && (n->type == NET_IP6);
+  const net_addr_union *u = (const void *) n;
+
+  if (!tab->fib.bloom->cf.enabled || (!v4 && !v6))
+  {
+    *done = 0;
+    return ROA_UNKNOWN;
+  }
+
+  *done = 1;
+
+  u8 lens[FIB_BLOOM_MAX_PXLEN + 1];
+  uint cnt = fib_bloom_lpm_lengths(&tab->fib, n, lens);
+  int anything = 0;
+
+  for (uint i = 0; i < cnt; i++)
+  {
+    uint len = lens[i];
+    net_addr_union roa0;
+    int found = 0;
+
+    if (v4)
+      roa0.roa4 = NET_ADDR_ROA4(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len, 0, 0);
+    else
+      roa0.roa6 = NET_ADDR_ROA6(lpm_ip6_trim(u->ip6.prefix, len), len, 0, 0);
+
+    for (struct fib_node *fn = fib_get_chain(&tab->fib, &roa0.n); fn; fn = fn->next)
+    {
+      net *r = fib_node_to_user(&tab->fib, fn);
+      const net_addr_union *roa = (const void *) fn->addr;
+
+      if (v4 ? !net_equal_prefix_roa4(&roa->roa4, &roa0.roa4)
+	     : !net_equal_prefix_roa6(&roa->roa6, &roa0.roa6))
+	continue;
+
+      found = 1;
+      if (!rte_is_valid(r->routes))
+	continue;
+
+      anything = 1;
+      u32 roa_asn = v4 ? roa->roa4.asn : roa->roa6.asn;
+      u32 roa_max = v4 ? roa->roa4.max_pxlen : roa->roa6.max_pxlen;
+      if (asn && (roa_asn == asn) && (roa_max >= n->pxlen))
+	return ROA_VALID;
+    }
+
+    if (!found)
+      lpm_miss(&tab->fib);
+  }
+
+  return anything ? ROA_INVALID : ROA_UNKNOWN;
+}
