@@ -18,7 +18,7 @@
  *
  * Shape. The filter is blocked: each key hashes to one 64-byte block (one
  * cache line) of 128 4-bit counters and sets @hashes counters in it, taken
- * from independent 7-bit slices of the hash (FIB_BLOOM_SLOT). One line per key
+ * from independent 7-bit slices of the hash (FIB_BLOOM_SLOTS). One line per key
  * means one cache miss per test, which matters more than the slightly
  * higher false-positive rate of blocked filters: in BIRD 2 the hash chains
  * are short (order up to 24), so a test that costs more than one miss would
@@ -33,15 +33,17 @@
  * only, so ROA checks can ask the filter without knowing ASN or max length.
  *
  * Size. A counting filter cannot be resized in place, so it is rebuilt from
- * the nodes: whenever the FIB rehashes (fib_rehash() up or down), when it
- * holds more keys than it was built for, and when it falls below a quarter
- * of that. It is built for 1.5 times the current entries at @counters
- * counters per entry, so it always has between @counters and 1.5 x @counters
- * counters (half a byte each) per entry: with the defaults (12 counters, 6
- * hashes) 6 to 9 bytes per entry and a false-positive rate of 0.3 to 0.7%
- * (blocked-filter estimate; tests/bench prints the measured rate). Tying
- * the size to entries and not to the hash order keeps the bytes per entry
- * within that band: the hash order lets entries vary tenfold.
+ * the nodes (blocks prefetched in batches): when it holds more keys than it
+ * was built for, when it falls below an eighth of that, and when the FIB's
+ * rehash crosses %FIB_BLOOM_MIN_ORDER. It is built for twice the current
+ * entries at @counters counters per entry, so it has @counters to 2 x
+ * @counters counters (half a byte each) per entry: with the defaults (10
+ * counters, 5 hashes) 5 to 10 bytes per entry and a false-positive rate of
+ * 0.15% to 1.3% (blocked-filter estimate; `show fib' and tests/bench print
+ * the measured rate). Growing by doubling keeps the rebuild work at two node
+ * visits per insert, as the FIB's own rehashing does. Tying the size to the
+ * entries and not to the hash order keeps the bytes per entry in that band:
+ * the hash order lets entries vary tenfold.
  */
 
 #include "nest/bird.h"
@@ -62,20 +64,16 @@ fib_bloom_config_default(struct fib_bloom_config *c)
  *	Counters
  */
 
-static inline uint
-bloom_get(const u64 *blk, uint pos)
-{ return (blk[pos >> 4] >> ((pos & 15) * 4)) & 15; }
-
 static void
 bloom_insert(struct fib_bloom *b, u64 h)
 {
   u64 *blk = (u64 *) fib_bloom_block(b, h);
-  u64 x = 0;
+  u64 x = FIB_BLOOM_SLOTS(h);
 
-  for (uint i = 0; i < b->cf.hashes; i++)
+  for (uint i = 0; i < b->cf.hashes; i++, FIB_BLOOM_SLOT_NEXT(x))
   {
-    uint pos = FIB_BLOOM_SLOT(h, i, x);
-    uint c = bloom_get(blk, pos);
+    uint pos = FIB_BLOOM_SLOT(x);
+    uint c = fib_bloom_counter(blk, pos);
     if (c == FIB_BLOOM_CMAX)
       continue;
 
@@ -90,12 +88,12 @@ static void
 bloom_remove(struct fib_bloom *b, u64 h)
 {
   u64 *blk = (u64 *) fib_bloom_block(b, h);
-  u64 x = 0;
+  u64 x = FIB_BLOOM_SLOTS(h);
 
-  for (uint i = 0; i < b->cf.hashes; i++)
+  for (uint i = 0; i < b->cf.hashes; i++, FIB_BLOOM_SLOT_NEXT(x))
   {
-    uint pos = FIB_BLOOM_SLOT(h, i, x);
-    uint c = bloom_get(blk, pos);
+    uint pos = FIB_BLOOM_SLOT(x);
+    uint c = fib_bloom_counter(blk, pos);
 
     /* A saturated counter may undercount its keys: keep it (no false negative) */
     if (c == FIB_BLOOM_CMAX)
@@ -158,12 +156,25 @@ fib_bloom_free(struct fib *f)
   f->bloom = NULL;
 }
 
+#define REBUILD_BATCH 32
+
+/* Add a batch of keys, their blocks prefetched first: overlaps the misses */
+static void
+bloom_insert_batch(struct fib_bloom *b, const u64 *hs, uint n)
+{
+  for (uint i = 0; i < n; i++)
+    __builtin_prefetch(fib_bloom_block(b, hs[i]), 1);
+
+  for (uint i = 0; i < n; i++)
+    bloom_insert(b, hs[i]);
+}
+
 /**
- * fib_bloom_resize - size the filter for the FIB's current hash order
- * @f: FIB, just initialized or rehashed
+ * fib_bloom_resize - rebuild the filter from the nodes
+ * @f: FIB
  *
  * Drops the old filter and, if the FIB is large enough and filters are
- * enabled, builds a new one from all nodes of the FIB.
+ * enabled, builds one for twice the current entries from all nodes.
  */
 void
 fib_bloom_resize(struct fib *f)
@@ -184,9 +195,52 @@ fib_bloom_resize(struct fib *f)
   b->capacity = cap;
   b->rebuilds++;
 
+  u64 hs[REBUILD_BATCH];
+  uint n = 0;
+
   for (uint i = 0; i < f->hash_size; i++)
+  {
+    if (i + 16 < f->hash_size)
+      __builtin_prefetch(f->hash_table[i + 16]);
+
     for (struct fib_node *e = f->hash_table[i]; e; e = e->next)
-      bloom_insert(b, fib_bloom_hash(e->addr));
+    {
+      hs[n++] = fib_bloom_hash(e->addr);
+      if (n == REBUILD_BATCH)
+      {
+	bloom_insert_batch(b, hs, n);
+	n = 0;
+      }
+    }
+  }
+  bloom_insert_batch(b, hs, n);
+}
+
+static inline int
+bloom_out_of_band(struct fib *f)
+{
+  struct fib_bloom *b = f->bloom;
+
+  if (!b->cf.enabled || (f->hash_order < FIB_BLOOM_MIN_ORDER))
+    return fib_bloom_active(b);
+
+  return !fib_bloom_active(b) || (b->items > b->capacity) ||
+    ((b->items < b->capacity / 8) && (b->capacity > (2U << FIB_BLOOM_MIN_ORDER)));
+}
+
+/**
+ * fib_bloom_rehashed - the FIB hash was resized
+ * @f: FIB
+ *
+ * Creates the filter when the FIB has grown to %FIB_BLOOM_MIN_ORDER, drops
+ * it below, and otherwise rebuilds it only if its load left the band it was
+ * built for; rebuilding at every rehash would double the cost of growing.
+ */
+void
+fib_bloom_rehashed(struct fib *f)
+{
+  if (bloom_out_of_band(f))
+    fib_bloom_resize(f);
 }
 
 void
@@ -211,7 +265,7 @@ fib_bloom_add(struct fib *f, const net_addr *a)
     return;
 
   bloom_insert(b, fib_bloom_hash(a));
-  if (b->items > b->capacity)
+  if (bloom_out_of_band(f))
     fib_bloom_resize(f);
 }
 
@@ -225,7 +279,7 @@ fib_bloom_del(struct fib *f, const net_addr *a)
     return;
 
   bloom_remove(b, fib_bloom_hash(a));
-  if ((b->items < b->capacity / 4) && (b->capacity > (2U << FIB_BLOOM_MIN_ORDER)))
+  if (bloom_out_of_band(f))
     fib_bloom_resize(f);
 }
 

@@ -20,10 +20,10 @@ struct cli;
 #define FIB_BLOOM_BLOCK_SLOTS	128	/* 4-bit counters in one 64-byte block */
 #define FIB_BLOOM_CMAX		15	/* Saturated (sticky) counter value */
 
-#define FIB_BLOOM_DEF_HASHES	6
-#define FIB_BLOOM_DEF_COUNTERS	12	/* Counters per entry when the filter is full */
+#define FIB_BLOOM_DEF_HASHES	5
+#define FIB_BLOOM_DEF_COUNTERS	10	/* Counters per entry when the filter is full */
 #define FIB_BLOOM_MIN_ORDER	11	/* No filter below this FIB hash order */
-#define FIB_BLOOM_HEADROOM(n)	((n) * 3 / 2)	/* Capacity built for n entries */
+#define FIB_BLOOM_HEADROOM(n)	((n) * 2)	/* Capacity built for n entries */
 
 /* Table configuration (table block: bloom on|off, bloom hashes, bloom counters) */
 struct fib_bloom_config {
@@ -55,7 +55,8 @@ struct fib_bloom {
 /* Life cycle, called from rt-fib.c */
 void fib_bloom_init(struct fib *f);
 void fib_bloom_free(struct fib *f);
-void fib_bloom_resize(struct fib *f);		/* Rebuild from the nodes (after fib_rehash() too) */
+void fib_bloom_resize(struct fib *f);		/* Rebuild from the nodes */
+void fib_bloom_rehashed(struct fib *f);		/* After fib_rehash(): rebuild if out of its size band */
 void fib_bloom_add(struct fib *f, const net_addr *a);	/* After an insert */
 void fib_bloom_del(struct fib *f, const net_addr *a);	/* Before a delete */
 void fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c);
@@ -128,36 +129,74 @@ static inline const u64 *fib_bloom_block(const struct fib_bloom *b, u64 h)
 { return b->blocks + 8 * (u32) (((h >> 32) * (u64) b->nblocks) >> 32); }
 
 /*
- * Slots of a key inside its block: 7-bit slices of an odd-multiplier product
- * of the hash (its top bits depend on all of @h), re-multiplied every 9
- * slots. Independent slots: double hashing inside a 128-slot block made keys
- * whose slot sequences are shifts of each other, and measured 5x the
- * false-positive rate of this.
+ * Slots of a key inside its block: successive 7-bit slices of an
+ * odd-multiplier product of the hash (whose top bits depend on all of @h),
+ * so at most 9 slots per key (FIB_BLOOM_MAX_HASHES). Independent slots:
+ * double hashing inside a 128-slot block made keys whose slot sequences are
+ * shifts of each other, and measured 5x the false-positive rate of this.
  */
-#define FIB_BLOOM_SLOT(h, i, x) \
-  ((x) = (!(i) ? (h) * 0x9e3779b97f4a7c15ULL : \
-	  ((i) % 9) ? (x) << 7 : ((h) ^ (i)) * 0xd6e8feb86659fd93ULL), (uint) ((x) >> 57))
+#define FIB_BLOOM_MAX_HASHES	9
+#define FIB_BLOOM_SLOTS(h)	((h) * 0x9e3779b97f4a7c15ULL)
+#define FIB_BLOOM_SLOT_NEXT(x)	((x) <<= 7)
+#define FIB_BLOOM_SLOT(x)	((uint) ((x) >> 57))
 
-/* Pure filter test: 0 means the key is certainly absent. */
+static inline uint
+fib_bloom_counter(const u64 *blk, uint pos)
+{ return (blk[pos >> 4] >> ((pos & 15) * 4)) & 15; }
+
+/*
+ * Pure filter test: 0 means the key is certainly absent. No early exit:
+ * the slots share one cache line, and a branch-free test keeps the hit
+ * path short enough for consecutive lookups to overlap their misses.
+ */
 static inline int
 fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
 {
   const u64 *blk = fib_bloom_block(b, h);
-  u64 x = 0;
+  u64 x = FIB_BLOOM_SLOTS(h);
+  uint all = 1;
 
-  for (uint i = 0; i < b->cf.hashes; i++)
-  {
-    uint pos = FIB_BLOOM_SLOT(h, i, x);
-    if (!((blk[pos >> 4] >> ((pos & 15) * 4)) & 15))
-      return 0;
-  }
+  for (uint i = 0; i < b->cf.hashes; i++, FIB_BLOOM_SLOT_NEXT(x))
+    all &= fib_bloom_counter(blk, FIB_BLOOM_SLOT(x)) != 0;
 
-  return 1;
+  return all;
 }
 
-/* Lookup helpers for longest-prefix match: lengths at which a prefix of @n
- * may exist, longest first. Returns their count, fills @lens. */
-uint fib_bloom_lpm_lengths(struct fib *f, const net_addr *n, u8 *lens);
+/*
+ * Longest-prefix match walk: fib_lpm_init() hashes @n trimmed to every
+ * length that holds prefixes (longest first) and prefetches their filter
+ * blocks, so the cache misses overlap; fib_lpm_next() then returns the next
+ * length the filter admits, or -1. Callers walk that length's chain and stop
+ * at the first match, so the filter lines of shorter lengths are rarely
+ * waited for.
+ */
+struct fib_lpm {
+  uint n, i;				/* Candidates, next one */
+  int active;				/* Filter present */
+  u8 len[FIB_BLOOM_MAX_PXLEN + 1];
+  u64 hash[FIB_BLOOM_MAX_PXLEN + 1];
+};
+
+void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s);
+
+static inline int
+fib_lpm_next(struct fib_bloom *b, struct fib_lpm *s)
+{
+  while (s->i < s->n)
+  {
+    uint k = s->i++;
+    if (!s->active)
+      return s->len[k];
+
+    b->queries++;
+    if (fib_bloom_test_hash(b, s->hash[k]))
+      return s->len[k];
+
+    b->negatives++;
+  }
+
+  return -1;
+}
 
 /* Accelerated LPM paths (rt-fib.c / rt-table.c call them) */
 void *fib_bloom_route(struct fib *f, const net_addr *n);

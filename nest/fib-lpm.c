@@ -12,9 +12,9 @@
  * length, from the longest down; an IPv6 lookup may walk 100 hash chains.
  * Here the candidate lengths are first restricted to those that hold any
  * prefix at all (&fib_bloom.len_map), then all remaining lengths are hashed
- * and their filter blocks prefetched at once, so the cache misses overlap,
- * and only then tested; chains are walked only for the lengths the filter
- * admits, longest first. The answers are those of the stock loops:
+ * and their filter blocks prefetched at once, so the cache misses overlap;
+ * then, longest first, each is tested and its chain walked only if the
+ * filter admits it, stopping at the first match. The answers are those of the stock loops:
  * fib_route(), net_route() (with or without a trie) and net_roa_check().
  */
 
@@ -77,31 +77,31 @@ lpm_family(const net_addr *n, int *v6, u64 *rdh)
 }
 
 /**
- * fib_bloom_lpm_lengths - candidate lengths for a longest-prefix match
+ * fib_lpm_init - start a longest-prefix match walk
  * @f: FIB (of @n's type, or the ROA type matching an IP @n)
  * @n: network whose covering prefixes are looked for
- * @lens: output, longest first, room for %FIB_BLOOM_MAX_PXLEN + 1
+ * @s: walk state
  *
- * Returns the number of lengths (not longer than @n) at which @f may hold a
- * prefix covering @n. Lengths with no prefix at all are never returned;
- * with a filter, neither are those it rules out.
+ * Candidates are the lengths not longer than @n at which @f holds any
+ * prefix, longest first; with a filter, their keys are hashed and their
+ * blocks prefetched here. Types without prefixes (MPLS, ASPA) and SADR get
+ * no candidates.
  */
-uint
-fib_bloom_lpm_lengths(struct fib *f, const net_addr *n, u8 *lens)
+void
+fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr_union *u = (const void *) n;
-  u64 hs[FIB_BLOOM_MAX_PXLEN + 1];
-  uint cnt = 0;
   int v6;
   u64 rdh;
 
+  s->n = s->i = 0;
+  s->active = fib_bloom_active(b);
+
   if (!lpm_family(n, &v6, &rdh))
-    return 0;
+    return;
 
-  int active = fib_bloom_active(b);
   uint top = n->pxlen;
-
   for (int w = top >> 6; w >= 0; w--)
   {
     u64 m = b->len_map[w];
@@ -114,26 +114,14 @@ fib_bloom_lpm_lengths(struct fib *f, const net_addr *n, u8 *lens)
       uint len = w * 64 + bit;
       m &= ~(1ULL << bit);
 
-      if (active)
+      if (s->active)
       {
-	hs[cnt] = lpm_key(u, v6, rdh, len);
-	__builtin_prefetch(fib_bloom_block(b, hs[cnt]));
+	s->hash[s->n] = lpm_key(u, v6, rdh, len);
+	__builtin_prefetch(fib_bloom_block(b, s->hash[s->n]));
       }
-      lens[cnt++] = len;
+      s->len[s->n++] = len;
     }
   }
-
-  if (!active)
-    return cnt;
-
-  uint out = 0;
-  for (uint i = 0; i < cnt; i++)
-    if (fib_bloom_test_hash(b, hs[i]))
-      lens[out++] = lens[i];
-
-  b->queries += cnt;
-  b->negatives += cnt - out;
-  return out;
 }
 
 /* @x := @n trimmed to @len (host bits cleared, as the stock loops do) */
@@ -158,13 +146,14 @@ lpm_miss(struct fib *f)
 void *
 fib_bloom_route(struct fib *f, const net_addr *n)
 {
-  u8 lens[FIB_BLOOM_MAX_PXLEN + 1];
-  uint cnt = fib_bloom_lpm_lengths(f, n, lens);
+  struct fib_lpm s;
   net_addr_union x;
+  int len;
 
-  for (uint i = 0; i < cnt; i++)
+  fib_lpm_init(f, n, &s);
+  while ((len = fib_lpm_next(f->bloom, &s)) >= 0)
   {
-    lpm_trim(&x, n, lens[i]);
+    lpm_trim(&x, n, len);
 
     void *r = fib_find_chain(f, &x.n);
     if (r)
@@ -197,13 +186,14 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
 
   *done = 1;
 
-  u8 lens[FIB_BLOOM_MAX_PXLEN + 1];
-  uint cnt = fib_bloom_lpm_lengths(&tab->fib, n, lens);
+  struct fib_lpm s;
   net_addr_union x;
+  int len;
 
-  for (uint i = 0; i < cnt; i++)
+  fib_lpm_init(&tab->fib, n, &s);
+  while ((len = fib_lpm_next(tab->fib.bloom, &s)) >= 0)
   {
-    lpm_trim(&x, n, lens[i]);
+    lpm_trim(&x, n, len);
 
     net *r = fib_find_chain(&tab->fib, &x.n);
     if (!r)
@@ -241,13 +231,12 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
 
   *done = 1;
 
-  u8 lens[FIB_BLOOM_MAX_PXLEN + 1];
-  uint cnt = fib_bloom_lpm_lengths(&tab->fib, n, lens);
-  int anything = 0;
+  struct fib_lpm s;
+  int anything = 0, len;
 
-  for (uint i = 0; i < cnt; i++)
+  fib_lpm_init(&tab->fib, n, &s);
+  while ((len = fib_lpm_next(tab->fib.bloom, &s)) >= 0)
   {
-    uint len = lens[i];
     net_addr_union roa0;
     int found = 0;
 

@@ -21,7 +21,7 @@ conf "$WORK/bare.conf" "bloom"
 check "bare 'bloom' means on" "$BIN/bird" -p -c "$WORK/bare.conf"
 
 # Each bad value sits on line 3 (line 1 router id, 2 table header, 3 first option)
-for opt in "bloom hashes 0" "bloom hashes 17" "bloom counters 3" "bloom counters 65" "bloom maybe" "bloom hashes" "bloom counters -1"; do
+for opt in "bloom hashes 0" "bloom hashes 10" "bloom counters 3" "bloom counters 65" "bloom maybe" "bloom hashes" "bloom counters -1"; do
   conf "$WORK/bad.conf" "$opt"
   out=$("$BIN/bird" -p -c "$WORK/bad.conf" 2>&1); rc=$?
   echo "  '$opt' -> rc=$rc: $out"
@@ -29,7 +29,7 @@ for opt in "bloom hashes 0" "bloom hashes 17" "bloom counters 3" "bloom counters
   check "'$opt' error names file and line 3" grep -q "$WORK/bad.conf:3:" <<< "$out"
 done
 conf "$WORK/bad.conf" "bloom hashes 0"
-check "range error text" grep -q "Bloom hashes must be in range 1-16" <<< "$("$BIN/bird" -p -c "$WORK/bad.conf" 2>&1)"
+check "range error text" grep -q "Bloom hashes must be in range 1-9" <<< "$("$BIN/bird" -p -c "$WORK/bad.conf" 2>&1)"
 
 check "stock BIRD does not know 'bloom' (the options are ours)" bash -c "! '$STOCK_BIN/bird' -p -c '$WORK/good.conf' 2>/dev/null"
 finish

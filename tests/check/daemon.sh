@@ -66,7 +66,7 @@ before=$(P show fib master4 | grep -E "Bloom filter|Entries")
 cp "$WORK/p.conf" "$WORK/p.good"
 mkconf "$WORK/p.conf" "bloom hashes 99;"
 out=$(P configure); echo "$out"
-check "birdc configure with a bad bloom value fails with file:line" grep -q "p.conf:2:.*Bloom hashes must be in range 1-16" <<< "$out"
+check "birdc configure with a bad bloom value fails with file:line" grep -q "p.conf:2:.*Bloom hashes must be in range 1-9" <<< "$out"
 check "running filter unchanged after the bad configure" [ "$before" = "$(P show fib master4 | grep -E "Bloom filter|Entries")" ]
 check "routes still there after the bad configure" diff <(S show route count) <(P show route count)
 

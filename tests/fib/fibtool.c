@@ -1,0 +1,363 @@
+/*
+ *	bloombird -- FIB differential and benchmark tool
+ *
+ *	Built twice from this one file: against the patched tree and against
+ *	the stock tree (tests/fib/tool.mk), so both run BIRD's own fib_find(),
+ *	fib_get(), fib_delete(), fib_route(), net_route() and net_roa_check()
+ *	on the same table and the same queries.
+ *
+ *	fibtool diff  4|6 TABLE SEED   answers of every query, one per line
+ *	fibtool bench 4|6 TABLE SEED   ns/op of each operation (median of 5)
+ *
+ *	TABLE: text, one "prefix/len" per line (anything after a tab ignored).
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#include "test/birdtest.h"
+#include "test/bt-utils.h"
+
+#include "nest/route.h"
+#include "nest/attrs.h"
+#include "filter/data.h"
+#include "lib/string.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if __has_include("nest/fib-bloom.h")
+#define BLOOMBIRD 1
+#include "nest/fib-bloom.h"
+#endif
+
+#define ROA_ASNS 50
+
+static int v6;
+static uint nets_n;
+static net_addr_union *nets;
+static rte valid_rte;			/* flags 0: rte_is_valid() */
+
+/* Deterministic across builds: xorshift64* */
+static u64 rs;
+static inline u64 rnd(void) { rs ^= rs >> 12; rs ^= rs << 25; rs ^= rs >> 27; return rs * 0x2545f4914f6cdd1dULL; }
+static inline u32 rnd_n(u32 n) { return (u32) ((rnd() >> 32) * n >> 32); }
+
+static void
+read_table(const char *fn)
+{
+  FILE *f = fopen(fn, "r");
+  if (!f)
+    die("cannot open %s", fn);
+
+  uint cap = 1 << 20;
+  nets = malloc(cap * sizeof(net_addr_union));
+  char line[512];
+
+  while (fgets(line, sizeof(line), f))
+  {
+    char *slash = strchr(line, '/');
+    if (!slash)
+      continue;
+    *slash = 0;
+    uint len = atoi(slash + 1);
+
+    if (nets_n == cap)
+      nets = realloc(nets, (cap *= 2) * sizeof(net_addr_union));
+
+    net_addr_union *n = &nets[nets_n];
+    if (!v6)
+    {
+      ip4_addr a;
+      if (!ip4_pton(line, &a) || len > 32)
+	continue;
+      net_fill_ip4(&n->n, ip4_and(a, ip4_mkmask(len)), len);
+    }
+    else
+    {
+      ip6_addr a;
+      if (!ip6_pton(line, &a) || len > 128)
+	continue;
+      net_fill_ip6(&n->n, ip6_and(a, ip6_mkmask(len)), len);
+    }
+    nets_n++;
+  }
+  fclose(f);
+}
+
+static rtable *
+new_table(pool *p, uint type, int trie)
+{
+  rtable *t = mb_allocz(p, sizeof(rtable));
+  t->rp = p;
+  t->addr_type = type;
+  t->name = trie ? "trie" : "fib";
+  fib_init(&t->fib, p, type, sizeof(net), OFFSETOF(net, n), 0, NULL);
+  if (trie)
+  {
+    t->trie = f_new_trie(lp_new_default(p), 0);
+    t->trie->ipv4 = !v6;
+  }
+  return t;
+}
+
+static void
+table_add(rtable *t, const net_addr *a)
+{
+  net *n = fib_get(&t->fib, a);
+  n->routes = &valid_rte;
+  if (t->trie)
+    trie_add_prefix(t->trie, a, a->pxlen, a->pxlen);
+}
+
+/* A ROA per prefix: max length 0-2 longer, one of ROA_ASNS origins */
+static void
+roa_of(net_addr_union *r, const net_addr_union *n, uint i)
+{
+  uint maxlen = MIN(n->n.pxlen + (i % 3), v6 ? 128U : 32U);
+  u32 asn = 64496 + (i % ROA_ASNS);
+  if (!v6)
+    net_fill_roa4(&r->n, n->ip4.prefix, n->n.pxlen, maxlen, asn);
+  else
+    net_fill_roa6(&r->n, n->ip6.prefix, n->n.pxlen, maxlen, asn);
+}
+
+/* Full-length address inside @n, or anywhere (IPv6: in 2000::/3) */
+static void
+addr_in(net_addr_union *q, const net_addr_union *n)
+{
+  if (!v6)
+  {
+    u32 host = n->n.pxlen == 32 ? 0 : (u32) rnd() & ~ip4_to_u32(ip4_mkmask(n->n.pxlen));
+    net_fill_ip4(&q->n, ip4_from_u32(ip4_to_u32(n->ip4.prefix) | host), 32);
+  }
+  else
+  {
+    ip6_addr r = ip6_build(rnd(), rnd(), rnd(), rnd());
+    ip6_addr m = ip6_mkmask(n->n.pxlen);
+    ip6_addr a = ip6_or(ip6_and(n->ip6.prefix, m), ip6_and(r, ip6_not(m)));
+    net_fill_ip6(&q->n, a, 128);
+  }
+}
+
+static void
+addr_random(net_addr_union *q)
+{
+  if (!v6)
+    net_fill_ip4(&q->n, ip4_from_u32(rnd()), 32);
+  else
+    net_fill_ip6(&q->n, ip6_build(0x20000000 | (rnd() & 0x1fffffff), rnd(), rnd(), rnd()), 128);
+}
+
+/* A prefix of a table length at a random place: almost always absent */
+static void
+prefix_random(net_addr_union *q)
+{
+  uint len = nets[rnd_n(nets_n)].n.pxlen;
+  addr_random(q);
+  if (!v6)
+    net_fill_ip4(&q->n, ip4_and(q->ip4.prefix, ip4_mkmask(len)), len);
+  else
+    net_fill_ip6(&q->n, ip6_and(q->ip6.prefix, ip6_mkmask(len)), len);
+}
+
+/* Query sets */
+struct qset { uint n; net_addr_union *q; u32 *asn; };
+
+static struct qset
+qset_new(uint n)
+{
+  struct qset s = { .n = n, .q = malloc(n * sizeof(net_addr_union)), .asn = malloc(n * sizeof(u32)) };
+  return s;
+}
+
+static const char *
+net_str(const net *n)
+{
+  return n ? tmp_sprintf("%N", n->n.addr) : "-";
+}
+
+static double
+now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static volatile uintptr_t sink;
+
+/*
+ * Median of 5 rounds of ns per query. Latency: each query's address depends
+ * on the previous answer (through a zero the compiler cannot see), so the
+ * lookups do not overlap, as in BIRD where every lookup is followed by
+ * route processing. Throughput: independent back-to-back lookups, which
+ * out-of-order execution overlaps; it rewards short instruction paths.
+ */
+static uintptr_t zero;
+
+#define BENCH_ONE(name, qs, expr, dep) do {					\
+  double r_[5];									\
+  for (int k_ = 0; k_ < 5; k_++) {						\
+    double t0_ = now_ns(); uintptr_t acc_ = 0, last_ = 0;			\
+    for (uint i = 0; i < (qs).n; i++) {						\
+      const net_addr *q = &(qs).q[(i + (dep ? (last_ & zero) : 0)) % (qs).n].n; (void) q; \
+      last_ = (uintptr_t) (expr); acc_ += last_; }				\
+    r_[k_] = (now_ns() - t0_) / (qs).n; sink += acc_;				\
+  }										\
+  qsort(r_, 5, sizeof(double), cmp_double);					\
+  printf("%-24s %10.1f\n", name, r_[2]);					\
+} while (0)
+
+#define BENCH(name, qs, expr) do {						\
+  BENCH_ONE(name, qs, expr, 1);							\
+  BENCH_ONE(name "_tput", qs, expr, 0);						\
+} while (0)
+
+int
+main(int argc, char *argv[])
+{
+  if (argc < 5)
+    die("usage: fibtool diff|bench 4|6 TABLE SEED");
+
+  int bench = !strcmp(argv[1], "bench");
+  v6 = (argv[2][0] == '6');
+  rs = strtoull(argv[4], NULL, 10) * 0x9e3779b97f4a7c15ULL + 1;
+  zero = (argc > 99);		/* 0, unknown to the compiler */
+
+  bt_init(1, (char *[]) { argv[0], NULL });
+  bt_bird_init();
+  read_table(argv[3]);
+
+  uint type = v6 ? NET_IP6 : NET_IP4;
+  pool *p = rp_new(&root_pool, "fibtool");
+  pool *pf = rp_new(p, "fib only");
+  rtable *tf = new_table(pf, type, 0);
+  rtable *tt = new_table(p, type, 1);
+  rtable *tr = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 0);
+
+  for (uint i = 0; i < nets_n; i++)
+  {
+    net_addr_union r;
+    table_add(tf, &nets[i].n);
+    table_add(tt, &nets[i].n);
+    roa_of(&r, &nets[i], i);
+    table_add(tr, &r.n);
+  }
+  uint entries = tf->fib.entries;
+
+  /* Queries: as many as prefixes in diff mode, a sample in bench mode */
+  uint nq = bench ? MIN(entries, 200000U) : entries;
+  struct qset hit = qset_new(nq), miss = qset_new(nq), in = qset_new(nq), any = qset_new(nq), roa = qset_new(nq);
+  for (uint i = 0; i < nq; i++)
+  {
+    uint j = rnd_n(nets_n);
+    hit.q[i] = nets[j];
+    do prefix_random(&miss.q[i]); while (bench && fib_find(&tf->fib, &miss.q[i].n));
+    addr_in(&in.q[i], &nets[rnd_n(nets_n)]);
+    addr_random(&any.q[i]);
+
+    /* ROA check: a table prefix or a longer one inside it, some origin */
+    const net_addr_union *b = &nets[rnd_n(nets_n)];
+    uint len = MIN(b->n.pxlen + rnd_n(4), v6 ? 128U : 32U);
+    addr_in(&roa.q[i], b);
+    if (!v6)
+      net_fill_ip4(&roa.q[i].n, ip4_and(roa.q[i].ip4.prefix, ip4_mkmask(len)), len);
+    else
+      net_fill_ip6(&roa.q[i].n, ip6_and(roa.q[i].ip6.prefix, ip6_mkmask(len)), len);
+    roa.asn[i] = (i & 7) ? 64496 + rnd_n(ROA_ASNS + 2) : 0;
+  }
+
+  if (!bench)
+  {
+    printf("# %s entries %u\n", v6 ? "ipv6" : "ipv4", entries);
+    for (uint i = 0; i < nq; i++)
+    {
+      printf("H %s %s\n", net_str(fib_find(&tf->fib, &hit.q[i].n)), net_str(net_route(tt, &hit.q[i].n)));
+      printf("M %s %s\n", net_str(fib_find(&tf->fib, &miss.q[i].n)), net_str(fib_route(&tf->fib, &miss.q[i].n)));
+      printf("I %s %s %s\n", net_str(net_route(tf, &in.q[i].n)), net_str(net_route(tt, &in.q[i].n)),
+	     net_str(fib_route(&tf->fib, &in.q[i].n)));
+      printf("A %s %s %s\n", net_str(net_route(tf, &any.q[i].n)), net_str(net_route(tt, &any.q[i].n)),
+	     net_str(fib_route(&tf->fib, &any.q[i].n)));
+      printf("R %d %d\n", net_roa_check(tr, &roa.q[i].n, roa.asn[i]), net_roa_check(tr, &roa.q[i].n, 0));
+      tmp_flush();
+    }
+    return 0;
+  }
+
+  /* Bench: memory first, then lookups, then churn */
+  printf("# %s entries %u queries %u\n", v6 ? "ipv6" : "ipv4", entries, nq);
+  printf("%-24s %10.1f\n", "mem_fib_B_per_prefix", (double) rmemsize(pf).effective / entries);
+#ifdef BLOOMBIRD
+  printf("%-24s %10.1f\n", "mem_filter_B_per_prefix", (double) fib_bloom_size(tf->fib.bloom) / entries);
+  struct fib_bloom *fb = tf->fib.bloom;
+  u64 n0 = fb->negatives, fp0 = fb->false_pos;
+#else
+  printf("%-24s %10.1f\n", "mem_filter_B_per_prefix", 0.0);
+#endif
+
+  BENCH("fib_find_hit", hit, fib_find(&tf->fib, q));
+  BENCH("fib_find_miss", miss, fib_find(&tf->fib, q));
+#ifdef BLOOMBIRD
+  u64 neg = fb->negatives - n0, fp = fb->false_pos - fp0;
+  printf("%-24s %10.6f\n", "fpr_measured", neg + fp ? (double) fp / (neg + fp) : 0.0);
+#else
+  printf("%-24s %10.6f\n", "fpr_measured", 0.0);
+#endif
+  BENCH("net_route_in", in, net_route(tf, q));
+  BENCH("net_route_in_trie", in, net_route(tt, q));
+  BENCH("net_route_random", any, net_route(tf, q));
+  BENCH("net_route_random_trie", any, net_route(tt, q));
+  BENCH("fib_route_in", in, fib_route(&tf->fib, q));
+  {
+    double r[5];
+    for (int k = 0; k < 5; k++)
+    {
+      double t0 = now_ns();
+      for (uint i = 0; i < roa.n; i++)
+	sink += net_roa_check(tr, &roa.q[i].n, roa.asn[i]);
+      r[k] = (now_ns() - t0) / roa.n;
+    }
+    qsort(r, 5, sizeof(double), cmp_double);
+    printf("%-24s %10.1f\n", "roa_check", r[2]);
+  }
+
+  /* Insert and delete: a fresh FIB of the whole table, 5 times */
+  {
+    double ins[5], del[5];
+    for (int k = 0; k < 5; k++)
+    {
+      pool *px = rp_new(p, "churn");
+      rtable *tx = new_table(px, type, 0);
+      double t0 = now_ns();
+      for (uint i = 0; i < nets_n; i++)
+	sink += (uintptr_t) fib_get(&tx->fib, &nets[i].n);
+      ins[k] = (now_ns() - t0) / nets_n;
+
+      t0 = now_ns();
+      for (uint i = 0; i < nets_n; i++)
+      {
+	void *n = fib_find(&tx->fib, &nets[i].n);
+	if (n)
+	  fib_delete(&tx->fib, n);
+      }
+      del[k] = (now_ns() - t0) / nets_n;
+      rfree(px);
+    }
+    qsort(ins, 5, sizeof(double), cmp_double);
+    qsort(del, 5, sizeof(double), cmp_double);
+    printf("%-24s %10.1f\n", "fib_get_insert", ins[2]);
+    printf("%-24s %10.1f\n", "fib_find_delete", del[2]);
+  }
+
+  return 0;
+}
