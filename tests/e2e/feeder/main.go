@@ -4,9 +4,11 @@
 // prefixes it sent per family.
 //
 // Input lines: "prefix/len[<TAB>next_hop[<TAB>as path]]"; with -withdraw the
-// prefixes are withdrawn instead. Blank lines and lines starting with # are
-// skipped. Without an AS path the path is empty (the feeder's own AS is
-// still prepended on eBGP sessions).
+// prefixes are withdrawn instead. With -ops every line starts with an
+// operation, "A<TAB>" (announce, fields as above) or "W<TAB>" (withdraw), so
+// an update trace is replayed in order. Blank lines and lines starting with
+// # are skipped. Without an AS path the path is empty (the feeder's own AS
+// is still prepended on eBGP sessions).
 //
 // Part of bloombird, GPL-2.0-or-later.
 package main
@@ -34,6 +36,7 @@ func main() {
 	nh4 := flag.String("nh4", "", "IPv4 next hop (default: the line's, else 0.0.0.0 = gobgpd's own)")
 	nh6 := flag.String("nh6", "", "IPv6 next hop (default: the line's if IPv6, else ::)")
 	withdraw := flag.Bool("withdraw", false, "withdraw the prefixes instead of announcing them")
+	ops := flag.Bool("ops", false, "lines start with A (announce) or W (withdraw)")
 	batch := flag.Int("batch", 2000, "paths per stream message")
 	flag.Parse()
 
@@ -54,7 +57,7 @@ func main() {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	var paths []*api.Path
-	n4, n6, lineno := 0, 0, 0
+	n4, n6, nw, lineno := 0, 0, 0, 0
 	flush := func() {
 		if len(paths) == 0 {
 			return
@@ -72,6 +75,14 @@ func main() {
 			continue
 		}
 		f := strings.Split(line, "\t")
+		wd := *withdraw
+		if *ops {
+			if len(f) < 2 || (f[0] != "A" && f[0] != "W") {
+				fail("line %d: expected A or W and a prefix", lineno)
+			}
+			wd = f[0] == "W"
+			f = f[1:]
+		}
 		_, pfx, err := net.ParseCIDR(f[0])
 		if err != nil {
 			fail("line %d: bad prefix %q", lineno, f[0])
@@ -119,7 +130,10 @@ func main() {
 			n6++
 		}
 
-		p, err := apiutil.NewPath(nlri, *withdraw, attrs, time.Now())
+		if wd {
+			nw++
+		}
+		p, err := apiutil.NewPath(nlri, wd, attrs, time.Now())
 		if err != nil {
 			fail("line %d: %v", lineno, err)
 		}
@@ -137,11 +151,7 @@ func main() {
 	if _, err := stream.CloseAndRecv(); err != nil {
 		fail("close: %v", err)
 	}
-	verb := "announced"
-	if *withdraw {
-		verb = "withdrew"
-	}
-	fmt.Printf("%s ipv4 %d ipv6 %d\n", verb, n4, n6)
+	fmt.Printf("sent ipv4 %d ipv6 %d (withdrawals %d)\n", n4, n6, nw)
 }
 
 func fail(format string, a ...interface{}) {
