@@ -137,6 +137,7 @@ fib_bloom_init(struct fib *f)
 static void
 bloom_release(struct fib_bloom *b)
 {
+  fib_lpm_guards_free(b);
   if (b->mem)
     mb_free(b->mem);
 
@@ -214,6 +215,8 @@ fib_bloom_resize(struct fib *f)
     }
   }
   bloom_insert_batch(b, hs, n);
+
+  fib_lpm_guards_build(f);
 }
 
 static inline int
@@ -265,6 +268,7 @@ fib_bloom_add(struct fib *f, const net_addr *a)
     return;
 
   bloom_insert(b, fib_bloom_hash(a));
+  fib_lpm_guards_account(b, a, 1);
   if (bloom_out_of_band(f))
     fib_bloom_resize(f);
 }
@@ -279,6 +283,7 @@ fib_bloom_del(struct fib *f, const net_addr *a)
     return;
 
   bloom_remove(b, fib_bloom_hash(a));
+  fib_lpm_guards_account(b, a, 0);
   if (bloom_out_of_band(f))
     fib_bloom_resize(f);
 }

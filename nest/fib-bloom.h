@@ -34,6 +34,23 @@ struct fib_bloom_config {
 
 void fib_bloom_config_default(struct fib_bloom_config *c);
 
+/*
+ * A guard at length g counts the prefixes of length >= g by the hash of
+ * their first g bits. A query whose first g bits hit a zero counter has no
+ * covering prefix of length >= g, so LPM skips all those lengths at the
+ * cost of one small, cache-resident array access. Two per FIB: at the
+ * shortest used length (random addresses outside any routed block stop
+ * there) and at the length above which only a small tail of the prefixes
+ * lies (addresses in a /24 or /48 with no more-specifics skip the tail).
+ */
+#define FIB_GUARDS		2
+
+struct fib_guard {
+  u16 *cnt;				/* Counters, sticky at 0xffff; NULL: unused */
+  u32 bits;				/* log2 of their number */
+  u32 len;				/* g */
+};
+
 /* Per-FIB state: the filter (when the FIB is large enough) and the
  * per-length prefix counts (always). Allocated from the FIB's pool. */
 struct fib_bloom {
@@ -48,6 +65,7 @@ struct fib_bloom {
   u64 queries;				/* Filter tests */
   u64 negatives;			/* Tests answered "absent" */
   u64 false_pos;			/* Tests answered "maybe" where the chain had nothing */
+  struct fib_guard guard[FIB_GUARDS];	/* LPM guards, with the filter */
   u64 len_map[3];			/* Bit L set iff len_count[L] > 0 */
   u32 len_count[FIB_BLOOM_MAX_PXLEN + 1];	/* Prefixes per length */
 };
@@ -178,6 +196,11 @@ struct fib_lpm {
 };
 
 void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s);
+
+/* Guards (fib-lpm.c): built with the filter, kept by adds and deletes */
+void fib_lpm_guards_build(struct fib *f);
+void fib_lpm_guards_free(struct fib_bloom *b);
+void fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add);
 
 static inline int
 fib_lpm_next(struct fib_bloom *b, struct fib_lpm *s)

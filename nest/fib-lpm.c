@@ -76,6 +76,113 @@ lpm_family(const net_addr *n, int *v6, u64 *rdh)
   }
 }
 
+/*
+ *	Guards
+ */
+
+static inline u32
+guard_index(const struct fib_guard *g, const net_addr_union *u, int v6, u64 rdh)
+{ return lpm_key(u, v6, rdh, g->len) >> (64 - g->bits); }
+
+static void
+guard_init(struct fib *f, struct fib_guard *g, uint len, u32 keys)
+{
+  uint bits = 8;
+  while ((bits < 16) && ((1U << bits) < 4 * keys))
+    bits++;
+
+  g->len = len;
+  g->bits = bits;
+  g->cnt = mb_allocz(f->fib_pool, sizeof(u16) << bits);
+}
+
+void
+fib_lpm_guards_free(struct fib_bloom *b)
+{
+  for (uint i = 0; i < FIB_GUARDS; i++)
+  {
+    if (b->guard[i].cnt)
+      mb_free(b->guard[i].cnt);
+    b->guard[i] = (struct fib_guard) {};
+  }
+}
+
+void
+fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
+{
+  const net_addr_union *u = (const void *) a;
+  int v6;
+  u64 rdh;
+
+  if (!lpm_family(a, &v6, &rdh))
+    return;
+
+  for (uint i = 0; i < FIB_GUARDS; i++)
+  {
+    struct fib_guard *g = &b->guard[i];
+    if (!g->cnt || (a->pxlen < g->len))
+      continue;
+
+    u16 *c = &g->cnt[guard_index(g, u, v6, rdh)];
+    if (*c == 0xffff)
+      continue;			/* Sticky: may undercount, never drops to 0 */
+
+    if (add)
+      (*c)++;
+    else
+    {
+      ASSERT_DIE(*c > 0);
+      (*c)--;
+    }
+  }
+}
+
+/**
+ * fib_lpm_guards_build - choose guard lengths and count the nodes
+ * @f: FIB with a fresh filter
+ *
+ * The head guard sits at the shortest used length, the tail guard at the
+ * shortest length above which at most 1/32 of the entries lie.
+ */
+void
+fib_lpm_guards_build(struct fib *f)
+{
+  struct fib_bloom *b = f->bloom;
+  fib_lpm_guards_free(b);
+
+  if (!net_val_match(f->addr_type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4 | NB_IP6 | NB_VPN6 | NB_ROA6 | NB_FLOW6))
+    return;
+
+  int head = -1, tail = -1;
+  u32 above = 0;
+  for (int l = FIB_BLOOM_MAX_PXLEN; l >= 0; l--)
+  {
+    if (!b->len_count[l])
+      continue;
+
+    if ((above + b->len_count[l]) * 32ULL <= f->entries)
+      tail = l;
+    above += b->len_count[l];
+    head = l;
+  }
+
+  if (head < 0)
+    return;
+
+  guard_init(f, &b->guard[0], head, f->entries);
+  if (tail > head)
+  {
+    u32 keys = 0;
+    for (uint l = tail; l <= FIB_BLOOM_MAX_PXLEN; l++)
+      keys += b->len_count[l];
+    guard_init(f, &b->guard[1], tail, keys);
+  }
+
+  for (uint i = 0; i < f->hash_size; i++)
+    for (struct fib_node *e = f->hash_table[i]; e; e = e->next)
+      fib_lpm_guards_account(b, e->addr, 1);
+}
+
 /**
  * fib_lpm_init - start a longest-prefix match walk
  * @f: FIB (of @n's type, or the ROA type matching an IP @n)
@@ -101,11 +208,22 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
   if (!lpm_family(n, &v6, &rdh))
     return;
 
-  uint top = n->pxlen;
+  /* A zero guard counter rules out every length from the guard's up */
+  int top = n->pxlen;
+  for (uint i = 0; i < FIB_GUARDS; i++)
+  {
+    struct fib_guard *g = &b->guard[i];
+    if (g->cnt && (top >= (int) g->len) && !g->cnt[guard_index(g, u, v6, rdh)])
+      top = (int) g->len - 1;
+  }
+
+  if (top < 0)
+    return;
+
   for (int w = top >> 6; w >= 0; w--)
   {
     u64 m = b->len_map[w];
-    if (w == (int) (top >> 6))
+    if (w == (top >> 6))
       m &= (2ULL << (top & 63)) - 1;
 
     while (m)
