@@ -33,17 +33,18 @@
  * only, so ROA checks can ask the filter without knowing ASN or max length.
  *
  * Size. A counting filter cannot be resized in place, so it is rebuilt from
- * the nodes (blocks prefetched in batches): when it holds more keys than it
- * was built for, when it falls below an eighth of that, and when the FIB's
- * rehash crosses %FIB_BLOOM_MIN_ORDER. It is built for twice the current
- * entries at @counters counters per entry, so it has @counters to 2 x
- * @counters counters (half a byte each) per entry: with the defaults (10
- * counters, 5 hashes) 5 to 10 bytes per entry and a false-positive rate of
- * 0.15% to 1.3% (blocked-filter estimate; `show fib' and tests/bench print
- * the measured rate). Growing by doubling keeps the rebuild work at two node
- * visits per insert, as the FIB's own rehashing does. Tying the size to the
- * entries and not to the hash order keeps the bytes per entry in that band:
- * the hash order lets entries vary tenfold.
+ * the nodes, and sized for the most entries the FIB holds before its next
+ * rehash (twice its hash size) at @counters counters per entry. The rebuild
+ * rides on fib_rehash(): its walk feeds every node to the new filter while
+ * the node is in cache, and filter blocks are prefetched in batches, so the
+ * filter costs the growth of a table little beyond what the rehash costs
+ * anyway (a separate walk per rebuild cost twice the inserts themselves).
+ * While a table grows it has @counters to 2 x @counters counters (half a
+ * byte each) per entry: with the defaults (10 counters, 5 hashes) 5 to 10
+ * bytes per entry and a false-positive rate of 1.3% down to 0.15%
+ * (blocked-filter estimate; `show fib' and tests/bench print the measured
+ * rate). A FIB at the top hash order (2^24 buckets) does not rehash any
+ * more; its filter is rebuilt by a walk of its own when it overfills.
  */
 
 #include "nest/bird.h"
@@ -157,37 +158,41 @@ fib_bloom_free(struct fib *f)
   f->bloom = NULL;
 }
 
-#define REBUILD_BATCH 32
-
-/* Add a batch of keys, their blocks prefetched first: overlaps the misses */
+/* Add the batched keys, their blocks prefetched first: overlaps the misses */
 static void
-bloom_insert_batch(struct fib_bloom *b, const u64 *hs, uint n)
+bloom_flush_batch(struct fib_bloom *b)
 {
-  for (uint i = 0; i < n; i++)
-    __builtin_prefetch(fib_bloom_block(b, hs[i]), 1);
+  for (uint i = 0; i < b->batch_n; i++)
+    __builtin_prefetch(fib_bloom_block(b, b->batch[i]), 1);
 
-  for (uint i = 0; i < n; i++)
-    bloom_insert(b, hs[i]);
+  for (uint i = 0; i < b->batch_n; i++)
+    bloom_insert(b, b->batch[i]);
+
+  b->batch_n = 0;
 }
 
 /**
- * fib_bloom_resize - rebuild the filter from the nodes
- * @f: FIB
+ * fib_bloom_rebuild_begin - start building the filter anew
+ * @f: FIB whose hash is being (re)built
  *
  * Drops the old filter and, if the FIB is large enough and filters are
- * enabled, builds one for twice the current entries from all nodes.
+ * enabled, allocates an empty one for twice the FIB's hash size (the most
+ * entries it holds before its next rehash), or twice its entries if more.
+ * The nodes are then fed by fib_bloom_rebuild_node(): fib_rehash() does it
+ * in its own walk, while each node is in cache anyway.
  */
 void
-fib_bloom_resize(struct fib *f)
+fib_bloom_rebuild_begin(struct fib *f)
 {
   struct fib_bloom *b = f->bloom;
   bloom_release(b);
+  b->rebuilding = 0;
 
   if (!b->cf.enabled || (f->hash_order < FIB_BLOOM_MIN_ORDER))
     return;
 
-  /* fib_get() calls us with the new node linked but not yet counted */
-  u64 cap = MAX(FIB_BLOOM_HEADROOM((u64) f->entries + 1), 2ULL << FIB_BLOOM_MIN_ORDER);
+  /* fib_get() may call us with the new node linked but not yet counted */
+  u64 cap = MAX(2 * (u64) f->hash_size, FIB_BLOOM_HEADROOM((u64) f->entries + 1));
   u64 nb = (cap * b->cf.counters + FIB_BLOOM_BLOCK_SLOTS - 1) / FIB_BLOOM_BLOCK_SLOTS;
 
   b->mem = mb_allocz(f->fib_pool, nb * 64 + 64);
@@ -195,9 +200,47 @@ fib_bloom_resize(struct fib *f)
   b->nblocks = nb;
   b->capacity = cap;
   b->rebuilds++;
+  b->rebuilding = 1;
+  b->batch_n = 0;
+  fib_lpm_guards_init(f);
+}
 
-  u64 hs[REBUILD_BATCH];
-  uint n = 0;
+void
+fib_bloom_rebuild_node(struct fib *f, const net_addr *a)
+{
+  struct fib_bloom *b = f->bloom;
+  if (!b->rebuilding)
+    return;
+
+  b->batch[b->batch_n++] = fib_bloom_hash(a);
+  if (b->batch_n == FIB_BLOOM_BATCH)
+    bloom_flush_batch(b);
+
+  fib_lpm_guards_account(b, a, 1);
+}
+
+void
+fib_bloom_rebuild_end(struct fib *f)
+{
+  struct fib_bloom *b = f->bloom;
+  if (!b->rebuilding)
+    return;
+
+  bloom_flush_batch(b);
+  b->rebuilding = 0;
+}
+
+/**
+ * fib_bloom_resize - rebuild the filter from the nodes
+ * @f: FIB
+ *
+ * For changes that do not come with a rehash: configuration, and a filter
+ * overfilled at the top hash order.
+ */
+void
+fib_bloom_resize(struct fib *f)
+{
+  fib_bloom_rebuild_begin(f);
 
   for (uint i = 0; i < f->hash_size; i++)
   {
@@ -205,46 +248,20 @@ fib_bloom_resize(struct fib *f)
       __builtin_prefetch(f->hash_table[i + 16]);
 
     for (struct fib_node *e = f->hash_table[i]; e; e = e->next)
-    {
-      hs[n++] = fib_bloom_hash(e->addr);
-      if (n == REBUILD_BATCH)
-      {
-	bloom_insert_batch(b, hs, n);
-	n = 0;
-      }
-    }
+      fib_bloom_rebuild_node(f, e->addr);
   }
-  bloom_insert_batch(b, hs, n);
 
-  fib_lpm_guards_build(f);
+  fib_bloom_rebuild_end(f);
 }
 
-static inline int
-bloom_out_of_band(struct fib *f)
-{
-  struct fib_bloom *b = f->bloom;
-
-  if (!b->cf.enabled || (f->hash_order < FIB_BLOOM_MIN_ORDER))
-    return fib_bloom_active(b);
-
-  return !fib_bloom_active(b) || (b->items > b->capacity) ||
-    ((b->items < b->capacity / 8) && (b->capacity > (2U << FIB_BLOOM_MIN_ORDER)));
-}
-
-/**
- * fib_bloom_rehashed - the FIB hash was resized
- * @f: FIB
- *
- * Creates the filter when the FIB has grown to %FIB_BLOOM_MIN_ORDER, drops
- * it below, and otherwise rebuilds it only if its load left the band it was
- * built for; rebuilding at every rehash would double the cost of growing.
+/*
+ * Above its capacity by a margin: a growing FIB rehashes (and rebuilds the
+ * filter) first, so this only fires at the top hash order. Shrinking needs
+ * no check here: the FIB rehashes down, and the filter with it.
  */
-void
-fib_bloom_rehashed(struct fib *f)
-{
-  if (bloom_out_of_band(f))
-    fib_bloom_resize(f);
-}
+static inline int
+bloom_overfull(const struct fib_bloom *b)
+{ return b->items > b->capacity + b->capacity / 4; }
 
 void
 fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c)
@@ -269,7 +286,7 @@ fib_bloom_add(struct fib *f, const net_addr *a)
 
   bloom_insert(b, fib_bloom_hash(a));
   fib_lpm_guards_account(b, a, 1);
-  if (bloom_out_of_band(f))
+  if (bloom_overfull(b))
     fib_bloom_resize(f);
 }
 
@@ -284,8 +301,6 @@ fib_bloom_del(struct fib *f, const net_addr *a)
 
   bloom_remove(b, fib_bloom_hash(a));
   fib_lpm_guards_account(b, a, 0);
-  if (bloom_out_of_band(f))
-    fib_bloom_resize(f);
 }
 
 

@@ -24,6 +24,7 @@ struct cli;
 #define FIB_BLOOM_DEF_COUNTERS	10	/* Counters per entry when the filter is full */
 #define FIB_BLOOM_MIN_ORDER	11	/* No filter below this FIB hash order */
 #define FIB_BLOOM_HEADROOM(n)	((n) * 2)	/* Capacity built for n entries */
+#define FIB_BLOOM_BATCH		32	/* Keys per prefetch batch when rebuilding */
 
 /* Table configuration (table block: bloom on|off, bloom hashes, bloom counters) */
 struct fib_bloom_config {
@@ -62,6 +63,9 @@ struct fib_bloom {
   u32 items;				/* Keys currently counted in the filter */
   u32 saturated;			/* Counters stuck at FIB_BLOOM_CMAX */
   u32 rebuilds;				/* Times the filter was (re)built */
+  u8 rebuilding;			/* Between rebuild_begin() and rebuild_end() */
+  u8 batch_n;				/* Keys in @batch */
+  u64 batch[FIB_BLOOM_BATCH];		/* Hashes waiting for their blocks */
   u64 queries;				/* Filter tests */
   u64 negatives;			/* Tests answered "absent" */
   u64 false_pos;			/* Tests answered "maybe" where the chain had nothing */
@@ -74,7 +78,11 @@ struct fib_bloom {
 void fib_bloom_init(struct fib *f);
 void fib_bloom_free(struct fib *f);
 void fib_bloom_resize(struct fib *f);		/* Rebuild from the nodes */
-void fib_bloom_rehashed(struct fib *f);		/* After fib_rehash(): rebuild if out of its size band */
+
+/* fib_rehash() rebuilds the filter in its own walk over the nodes */
+void fib_bloom_rebuild_begin(struct fib *f);
+void fib_bloom_rebuild_node(struct fib *f, const net_addr *a);
+void fib_bloom_rebuild_end(struct fib *f);
 void fib_bloom_add(struct fib *f, const net_addr *a);	/* After an insert */
 void fib_bloom_del(struct fib *f, const net_addr *a);	/* Before a delete */
 void fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c);
@@ -198,7 +206,7 @@ struct fib_lpm {
 void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s);
 
 /* Guards (fib-lpm.c): built with the filter, kept by adds and deletes */
-void fib_lpm_guards_build(struct fib *f);
+void fib_lpm_guards_init(struct fib *f);
 void fib_lpm_guards_free(struct fib_bloom *b);
 void fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add);
 

@@ -138,14 +138,15 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
 }
 
 /**
- * fib_lpm_guards_build - choose guard lengths and count the nodes
- * @f: FIB with a fresh filter
+ * fib_lpm_guards_init - choose guard lengths for a filter being rebuilt
+ * @f: FIB
  *
  * The head guard sits at the shortest used length, the tail guard at the
- * shortest length above which at most 1/32 of the entries lie.
+ * shortest length above which at most 1/32 of the entries lie. Their
+ * counters start empty; the rebuild walk accounts every node.
  */
 void
-fib_lpm_guards_build(struct fib *f)
+fib_lpm_guards_init(struct fib *f)
 {
   struct fib_bloom *b = f->bloom;
   fib_lpm_guards_free(b);
@@ -177,10 +178,6 @@ fib_lpm_guards_build(struct fib *f)
       keys += b->len_count[l];
     guard_init(f, &b->guard[1], tail, keys);
   }
-
-  for (uint i = 0; i < f->hash_size; i++)
-    for (struct fib_node *e = f->hash_table[i]; e; e = e->next)
-      fib_lpm_guards_account(b, e->addr, 1);
 }
 
 /**

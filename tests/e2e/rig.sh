@@ -95,7 +95,8 @@ rig_feed() {
 # rig_bird NAME NS BINDIR CONF RUNDIR -- start bird in NS, socket RUNDIR/NAME.ctl
 rig_bird() {
   local name=$1 n=$2 b=$3 c=$4 d=$5
-  ns "$n" "$b/bird" -f -c "$c" -s "$d/$name.ctl" > "$d/$name.log" 2>&1 &
+  # not through ns(): $! must be bird itself (ip netns exec execs it)
+  ip netns exec "$n" "$b/bird" -f -c "$c" -s "$d/$name.ctl" > "$d/$name.log" 2>&1 &
   echo $! > "$d/$name.pid"
   for _ in $(seq 100); do
     "$b/birdc" -s "$d/$name.ctl" show status >/dev/null 2>&1 && return 0
