@@ -132,10 +132,19 @@ kernel_routes6() { local v; v=$(ns "bb-dut-$1" cat /proc/net/rt6_stats | cut -d'
 echo "== e2e ($SIZE): $(basename "$V4") + $(basename "$V6")"
 for x in p s; do side_up "$x" || exit 1; frr_up "$x" || { echo "FRR failed"; cat "$RUN/$x/frr/"*.log; exit 1; }; done
 
+# feed X FILE OUT ARGS -- once more if the first attempt dies, with diagnostics
+feed() {
+  local x=$1 f=$2 out=$3; shift 3
+  rig_feed "bb-feed-$x" "$f" "$@" > "$out" && return 0
+  echo "e2e: feeding $(basename "$f") into $x failed; gobgpd log and kernel messages:" >&2
+  tail -n 20 "$RUN/$x/gobgpd.log" >&2; dmesg 2>/dev/null | tail -n 5 >&2
+  rig_feed "bb-feed-$x" "$f" "$@" > "$out"
+}
+
 rig_log "feeding both GoBGP instances"
 for x in p s; do
-  rig_feed "bb-feed-$x" "$V4" -nh4 10.255.0.1 > "$RUN/$x/feed4.out" || exit 1
-  rig_feed "bb-feed-$x" "$V6" -nh6 fdbb::1 > "$RUN/$x/feed6.out" || exit 1
+  feed "$x" "$V4" "$RUN/$x/feed4.out" -nh4 10.255.0.1 || exit 1
+  feed "$x" "$V6" "$RUN/$x/feed6.out" -nh6 fdbb::1 || exit 1
 done
 sent4=$(awk '{print $3}' "$RUN/p/feed4.out"); sent6=$(awk '{print $5}' "$RUN/p/feed6.out")
 uniq4=$(xz -dc "$V4" | cut -f1 | sort -u | wc -l); uniq6=$(xz -dc "$V6" | cut -f1 | sort -u | wc -l)

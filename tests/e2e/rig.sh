@@ -68,7 +68,7 @@ rig_gobgpd() {
       shift 2
     done
   } > "$d/gobgpd.toml"
-  ns "$n" gobgpd -f "$d/gobgpd.toml" --api-hosts 127.0.0.1:50051 -p -l warn --pprof-disable \
+  ip netns exec "$n" gobgpd -f "$d/gobgpd.toml" --api-hosts 127.0.0.1:50051 -p -l warn --pprof-disable \
     > "$d/gobgpd.log" 2>&1 &
   echo $! > "$d/gobgpd.pid"
   for _ in $(seq 100); do
