@@ -6,8 +6,11 @@
 # kernel show, replays a real update trace, churns, flaps, tries bad input,
 # and prints measurements (not asserted).
 #
-#   e2e.sh [ci|full]    ci: RouteViews 2008 IPv4 (270k) + tier-1 IPv6 (160k)
-#                       full: tier-1 IPv4 (902k) + tier-1 IPv6 (160k)
+#   e2e.sh [ci|full|as3856]
+#     ci:     RouteViews 2008 IPv4 (271k) + tier-1 IPv6 (160k)
+#     full:   tier-1 IPv4 (902k) + tier-1 IPv6 (160k)
+#     as3856: the AS3856 session of 2015 (578k) with its real AS paths and
+#             next hops offered to GoBGP, + tier-1 IPv6
 # Env: E2E_BENCH=1 also measures the CLI stall during kernel scans.
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
@@ -16,10 +19,12 @@ SIZE=${1:-ci}
 RUN=$RIG_TOP/build/e2e
 BIN=$RIG_TOP/build/bin
 SBIN=$RIG_TOP/build/stock/bin
+NH4="-nh4 10.255.0.1"
 case "$SIZE" in
   ci)   V4=$RIG_DATA/ipv4/routeviews-2008.v4.origin.txt.xz ;;
   full) V4=$RIG_DATA/ipv4/tier1-2023.v4.txt.xz ;;
-  *) echo "usage: $0 [ci|full]" >&2; exit 2 ;;
+  as3856) V4=$RIG_DATA/ipv4/as3856-feed-2015.v4.nh-aspath.txt.xz; NH4= ;;
+  *) echo "usage: $0 [ci|full|as3856]" >&2; exit 2 ;;
 esac
 V6=$RIG_DATA/ipv6/tier1-2023.v6.txt.xz
 TRACE=$RIG_DATA/updates/ris-updates-20190101-0000.bgpdump-m.txt.gz
@@ -143,7 +148,7 @@ feed() {
 
 rig_log "feeding both GoBGP instances"
 for x in p s; do
-  feed "$x" "$V4" "$RUN/$x/feed4.out" -nh4 10.255.0.1 || exit 1
+  feed "$x" "$V4" "$RUN/$x/feed4.out" $NH4 || exit 1
   feed "$x" "$V6" "$RUN/$x/feed6.out" -nh6 fdbb::1 || exit 1
 done
 sent4=$(awk '{print $3}' "$RUN/p/feed4.out"); sent6=$(awk '{print $5}' "$RUN/p/feed6.out")
@@ -276,7 +281,7 @@ wait_both 600 && ok "converged after mass withdrawal" || bad "converged after ma
 wait_kernel_equal
 compare_all withdrawn
 for x in p s; do
-  rig_feed "bb-feed-$x" "$RUN/third4" -nh4 10.255.0.1 >/dev/null; rig_feed "bb-feed-$x" "$RUN/third6" -nh6 fdbb::1 >/dev/null
+  rig_feed "bb-feed-$x" "$RUN/third4" $NH4 >/dev/null; rig_feed "bb-feed-$x" "$RUN/third6" -nh6 fdbb::1 >/dev/null
 done
 wait_both 600 && ok "converged after re-announcement" || bad "converged after re-announcement"
 
