@@ -45,6 +45,7 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
  * lies (addresses in a /24 or /48 with no more-specifics skip the tail).
  */
 #define FIB_GUARDS		2
+#define FIB_GUARD_MIN_HEAD	12	/* Shorter heads have too few roots to tell */
 
 struct fib_guard {
   u16 *cnt;				/* Counters, sticky at 0xffff; NULL: unused */

@@ -141,9 +141,10 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
  * fib_lpm_guards_init - choose guard lengths for a filter being rebuilt
  * @f: FIB
  *
- * The head guard sits at the shortest used length, the tail guard at the
- * shortest length above which at most 1/32 of the entries lie. Their
- * counters start empty; the rebuild walk accounts every node.
+ * The head guard sits at the shortest used length (if it is at least
+ * %FIB_GUARD_MIN_HEAD), the tail guard at the shortest length above which at
+ * most 1/32 of the entries lie. Their counters start empty; the rebuild walk
+ * accounts every node.
  */
 void
 fib_lpm_guards_init(struct fib *f)
@@ -170,7 +171,9 @@ fib_lpm_guards_init(struct fib *f)
   if (head < 0)
     return;
 
-  guard_init(f, &b->guard[0], head, f->entries);
+  /* At a short head (IPv4 /8) nearly every root is routed: not worth a guard */
+  if (head >= FIB_GUARD_MIN_HEAD)
+    guard_init(f, &b->guard[0], head, f->entries);
   if (tail > head)
   {
     u32 keys = 0;
