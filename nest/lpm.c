@@ -1,0 +1,309 @@
+/*
+ *	bloombird -- Longest-prefix-match engines: registry, variants, epochs
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: LPM engines
+ *
+ * An LPM engine (nest/lpm.h) holds prefixes with 32-bit values and answers
+ * longest-prefix matches for single addresses and batches. Engines register
+ * an &lpm_class; tables (`lpm engine' in the table block) and the exporter
+ * protocol create them by name.
+ *
+ * Variants. Batch lookups come in CPU variants (scalar, AVX2, AVX-512) kept
+ * in their own files under sysdep/. lpm_variant_select() is the single place
+ * where a variant is chosen: from what the CPU has (lpm_variants_cpu(), the
+ * only CPU detection in bloombird), what the engine implements, and a pin
+ * from the configuration or from $BLOOMBIRD_LPM_VARIANT (for tests and
+ * benchmarks). A pin the CPU cannot run is refused, never silently lowered.
+ *
+ * Readers in other threads. BIRD's own thread is the only writer. Engines
+ * never modify lookup memory that a reader may be walking except by single
+ * aligned stores of complete elements (release order, new memory written
+ * before it is linked); memory unlinked by an update is retired, tagged with
+ * lpm_epoch_retire(), and reused only once lpm_epoch_safe() says that every
+ * registered reader has left the read sections that began before it was
+ * retired. A reader publishes the epoch it saw at lpm_read_begin() and zero
+ * at lpm_read_end(); the writer advances the epoch at every retirement, so
+ * retired memory is safe once no reader shows an epoch at or below its tag.
+ * A reader therefore sees, per address, the answer before or after each
+ * update and never a row that was reused under it.
+ */
+
+#include "nest/bird.h"
+#include "nest/lpm.h"
+#include "lib/resource.h"
+#include "lib/string.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+const char * const lpm_variant_names[LPM_VAR_MAX] = {
+  [LPM_VAR_SCALAR] = "scalar",
+  [LPM_VAR_AVX2] = "avx2",
+  [LPM_VAR_AVX512] = "avx512",
+};
+
+/*
+ *	Registry
+ */
+
+#define LPM_MAX_CLASSES 4
+static const struct lpm_class *lpm_classes[LPM_MAX_CLASSES];
+
+void
+lpm_class_register(const struct lpm_class *c)
+{
+  for (uint i = 0; i < LPM_MAX_CLASSES; i++)
+    if (!lpm_classes[i] || (lpm_classes[i] == c))
+    {
+      lpm_classes[i] = c;
+      return;
+    }
+
+  bug("Too many LPM engine classes");
+}
+
+const struct lpm_class *
+lpm_class_find(const char *name)
+{
+  for (uint i = 0; (i < LPM_MAX_CLASSES) && lpm_classes[i]; i++)
+    if (!strcmp(lpm_classes[i]->name, name))
+      return lpm_classes[i];
+
+  return NULL;
+}
+
+/*
+ *	Variants
+ */
+
+int
+lpm_variant_by_name(const char *name)
+{
+  if (!strcmp(name, "auto"))
+    return LPM_VAR_AUTO;
+
+  for (uint i = 0; i < LPM_VAR_MAX; i++)
+    if (!strcmp(lpm_variant_names[i], name))
+      return i;
+
+  return -1;
+}
+
+/**
+ * lpm_variant_select - choose the batch lookup variant
+ * @want: a variant, or %LPM_VAR_AUTO
+ * @mask: variants the engine implements
+ *
+ * The environment variable BLOOMBIRD_LPM_VARIANT, if set, takes the place of
+ * @want %LPM_VAR_AUTO (a configured pin wins over it). Returns the variant,
+ * or -1 if @want cannot run here (unknown, not implemented, or missing
+ * from the CPU).
+ */
+int
+lpm_variant_select(uint want, u32 mask)
+{
+  u32 ok = mask & lpm_variants_cpu();
+
+  if (want == LPM_VAR_AUTO)
+  {
+    const char *env = getenv("BLOOMBIRD_LPM_VARIANT");
+    if (env && *env)
+      want = lpm_variant_by_name(env);
+  }
+
+  if (want == LPM_VAR_AUTO)
+  {
+    for (int v = LPM_VAR_MAX - 1; v >= 0; v--)
+      if (ok & (1U << v))
+	return v;
+    return -1;
+  }
+
+  return ((want < LPM_VAR_MAX) && (ok & (1U << want))) ? (int) want : -1;
+}
+
+/*
+ *	Engines
+ */
+
+struct lpm_engine *
+lpm_new(pool *p, const struct lpm_class *c, uint net_type, const struct lpm_params *par)
+{
+  struct lpm_params def = { .variant = LPM_VAR_AUTO };
+  return c->create(p, net_type, par ?: &def);
+}
+
+void
+lpm_free(struct lpm_engine *e)
+{
+  if (e)
+    e->class->free(e);
+}
+
+void
+lpm_engine_init(struct lpm_engine *e, const struct lpm_class *c, pool *p, uint net_type, uint variant)
+{
+  ASSERT(variant < LPM_VAR_MAX);
+  e->class = c;
+  e->pool = p;
+  e->net_type = net_type;
+  e->variant = variant;
+  e->bulk4 = c->bulk4[variant];
+  e->bulk6 = c->bulk6[variant];
+  atomic_store_explicit(&e->epoch, 1, memory_order_relaxed);
+  init_list(&e->readers);
+
+  pthread_mutex_t *m = mb_alloc(p, sizeof(pthread_mutex_t));
+  pthread_mutex_init(m, NULL);
+  e->readers_lock = m;
+}
+
+void
+lpm_engine_fini(struct lpm_engine *e)
+{
+  ASSERT_DIE(EMPTY_LIST(e->readers));
+  pthread_mutex_destroy(e->readers_lock);
+  mb_free(e->readers_lock);
+}
+
+/*
+ *	Reader epochs
+ */
+
+void
+lpm_reader_add(struct lpm_engine *e, struct lpm_reader *r)
+{
+  atomic_store_explicit(&r->seen, 0, memory_order_relaxed);
+  pthread_mutex_lock(e->readers_lock);
+  add_tail(&e->readers, &r->n);
+  pthread_mutex_unlock(e->readers_lock);
+}
+
+void
+lpm_reader_remove(struct lpm_engine *e, struct lpm_reader *r)
+{
+  pthread_mutex_lock(e->readers_lock);
+  rem_node(&r->n);
+  pthread_mutex_unlock(e->readers_lock);
+}
+
+void
+lpm_read_begin(struct lpm_engine *e, struct lpm_reader *r)
+{
+  /* Publish the epoch before any lookup load (seq_cst store + load) */
+  u64 ep = atomic_load_explicit(&e->epoch, memory_order_acquire);
+  atomic_store_explicit(&r->seen, ep, memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst);
+}
+
+void
+lpm_read_end(struct lpm_reader *r)
+{
+  atomic_store_explicit(&r->seen, 0, memory_order_release);
+}
+
+u64
+lpm_epoch_retire(struct lpm_engine *e)
+{
+  /* Memory retired now may be seen by readers that saw epochs up to this */
+  return atomic_fetch_add_explicit(&e->epoch, 1, memory_order_seq_cst);
+}
+
+int
+lpm_epoch_safe(struct lpm_engine *e, u64 retired)
+{
+  int safe = 1;
+
+  if (EMPTY_LIST(e->readers))
+    return 1;
+
+  atomic_thread_fence(memory_order_seq_cst);
+  pthread_mutex_lock(e->readers_lock);
+  struct lpm_reader *r;
+  WALK_LIST(r, e->readers)
+  {
+    u64 s = atomic_load_explicit(&r->seen, memory_order_acquire);
+    if (s && (s <= retired))
+    {
+      safe = 0;
+      break;
+    }
+  }
+  pthread_mutex_unlock(e->readers_lock);
+
+  return safe;
+}
+
+/*
+ *	Lookup memory regions
+ */
+
+static void
+lpm_region_free(resource *r)
+{
+  struct lpm_region *g = (void *) r;
+  munmap(g->base, g->size);
+}
+
+static void
+lpm_region_dump(struct dump_request *dreq, resource *r)
+{
+  struct lpm_region *g = (void *) r;
+  RDUMP("(base %p, reserved %lu, used %lu)\n", g->base, (ulong) g->size, (ulong) g->used);
+}
+
+static struct resmem
+lpm_region_memsize(resource *r)
+{
+  struct lpm_region *g = (void *) r;
+  return (struct resmem) {
+    .effective = g->used,
+    .overhead = sizeof(struct lpm_region),
+  };
+}
+
+static struct resclass lpm_region_class = {
+  .name = "LPM region",
+  .size = sizeof(struct lpm_region),
+  .free = lpm_region_free,
+  .dump = lpm_region_dump,
+  .memsize = lpm_region_memsize,
+};
+
+/**
+ * lpm_region_new - reserve lookup memory
+ * @p: pool to own it
+ * @size: bytes to reserve (the most the engine may ever use)
+ *
+ * Returns NULL if the address space cannot be reserved. Pages are zero
+ * until written.
+ */
+struct lpm_region *
+lpm_region_new(pool *p, size_t size)
+{
+  size = (size + 4095) & ~(size_t) 4095;
+  void *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED)
+    return NULL;
+
+  struct lpm_region *g = ralloc(p, &lpm_region_class);
+  g->base = base;
+  g->size = size;
+  g->used = 0;
+  return g;
+}
+
+void
+lpm_region_discard(struct lpm_region *g, size_t from)
+{
+  from = (from + 4095) & ~(size_t) 4095;
+  if (from < g->size)
+    madvise((char *) g->base + from, g->size - from, MADV_DONTNEED);
+}

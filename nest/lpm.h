@@ -1,0 +1,200 @@
+/*
+ *	bloombird -- Longest-prefix-match engines
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_LPM_H_
+#define _BIRD_LPM_H_
+
+#include "nest/bird.h"
+#include "lib/net.h"
+#include "lib/resource.h"
+
+#include <stdatomic.h>
+
+/*
+ * An LPM engine maps IPv4 or IPv6 prefixes to 32-bit values and answers,
+ * for an address, the value of the longest prefix covering it. Engines are
+ * plug-ins behind &lpm_class; a consumer (a table's own LPM, the exporter
+ * protocol) sees only this header.
+ *
+ * Values: 0 .. %LPM_VALUE_MAX. A lookup that finds no covering prefix
+ * answers %LPM_NONE. Engines may use the value's top bit internally.
+ *
+ * Exactness: every update is complete when the call returns; the next
+ * lookup (in any thread, after the caller's own synchronisation) sees it,
+ * and nothing is ever answered from a removed prefix.
+ *
+ * Concurrency: one writer (the BIRD thread) and any number of readers in
+ * other threads. A reader brackets its lookups with lpm_read_begin() and
+ * lpm_read_end(); it then sees, for each address, the answer before or after
+ * any concurrent update, never a torn or garbage one. Engines write new
+ * lookup memory before linking it (release stores) and retire memory that
+ * readers may still see; it is reused only after every reader has been
+ * outside a read section since it was retired (lpm_epoch_*, below).
+ */
+
+#define LPM_NONE	0xffffffffU
+#define LPM_VALUE_MAX	0x7ffffffeU
+
+/* Lookup code variants, chosen once per engine at creation (lpm_variant_select()) */
+enum lpm_variant {
+  LPM_VAR_SCALAR = 0,
+  LPM_VAR_AVX2,
+  LPM_VAR_AVX512,
+  LPM_VAR_MAX,
+  LPM_VAR_AUTO = 255,			/* Best the CPU has */
+};
+
+extern const char * const lpm_variant_names[LPM_VAR_MAX];
+
+struct lpm_engine;
+struct cli;
+
+/* Creation parameters */
+struct lpm_params {
+  u8 variant;				/* enum lpm_variant, LPM_VAR_AUTO by default */
+  u8 levels;				/* dpcpe: IPv6 expansion levels, 0 = default */
+};
+
+/* One route of a whole-table build */
+struct lpm_route {
+  net_addr_union n;			/* NET_IP4 or NET_IP6, host bits clear */
+  u32 value;
+};
+
+/* Counters every engine keeps; queryable at any time */
+struct lpm_stats {
+  u64 prefixes;				/* Prefixes held */
+  u64 updates;				/* Adds, replaces and removes applied */
+  u64 builds;				/* Whole-table builds */
+  btime last_build;			/* When the last build finished */
+  btime last_build_time;		/* How long it took */
+  u64 mem_lookup;			/* Bytes readers touch (lookup structures) */
+  u64 mem_control;			/* Bytes only the writer touches */
+  u64 units;				/* Engine-specific unit count (rows, entries) */
+  u64 retired;				/* Units waiting for readers to quiesce */
+  u64 alloc_failures;			/* Updates refused for lack of memory */
+};
+
+typedef void lpm_bulk4_fn(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n);
+typedef void lpm_bulk6_fn(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n);
+
+/*
+ * The ops table of an engine. Return values: 0 on success, -1 when memory
+ * ran out (the engine is unchanged and still answers as before the call).
+ */
+struct lpm_class {
+  const char *name;			/* Configuration keyword: "simd", "dpcpe" */
+  u32 variants;				/* Bit mask of enum lpm_variant it implements */
+  struct lpm_engine *(*create)(pool *p, uint net_type, const struct lpm_params *par);
+  void (*free)(struct lpm_engine *e);
+  int (*update)(struct lpm_engine *e, const net_addr *n, u32 value, u32 *old);	/* Add or replace; *old = LPM_NONE if new */
+  int (*remove)(struct lpm_engine *e, const net_addr *n, u32 *old);		/* *old = LPM_NONE if absent */
+  int (*build)(struct lpm_engine *e, const struct lpm_route *r, uint count);	/* Replace the whole contents */
+  u32 (*lookup4)(const struct lpm_engine *e, ip4_addr a);
+  u32 (*lookup6)(const struct lpm_engine *e, ip6_addr a);
+  lpm_bulk4_fn *bulk4[LPM_VAR_MAX];	/* Batch lookups per variant; NULL: not implemented */
+  lpm_bulk6_fn *bulk6[LPM_VAR_MAX];
+  void (*stats)(const struct lpm_engine *e, struct lpm_stats *s);
+  void (*show)(const struct lpm_engine *e, struct cli *c, int code);	/* Engine-specific detail lines */
+};
+
+/* Common head of every engine; engines embed it first */
+struct lpm_engine {
+  const struct lpm_class *class;
+  pool *pool;
+  uint net_type;			/* NET_IP4 or NET_IP6 */
+  u8 variant;				/* Variant the batch lookups use */
+  lpm_bulk4_fn *bulk4;			/* class->bulk4[variant] */
+  lpm_bulk6_fn *bulk6;
+
+  /* Reader epochs (nest/lpm.c) */
+  _Atomic u64 epoch;			/* Advanced by the writer */
+  list readers;				/* struct lpm_reader, under @readers_lock */
+  void *readers_lock;			/* pthread mutex, from lpm_engine_init() */
+};
+
+/* A reader thread's registration with one engine */
+struct lpm_reader {
+  node n;
+  _Atomic u64 seen;			/* Epoch at lpm_read_begin(); 0 outside */
+};
+
+/* Registry (nest/lpm.c) */
+const struct lpm_class *lpm_class_find(const char *name);
+void lpm_class_register(const struct lpm_class *c);
+
+/*
+ * Variants: lpm_variant_select() is the one dispatch point. It asks the CPU
+ * (sysdep) once, honours $BLOOMBIRD_LPM_VARIANT, and returns @want if the CPU
+ * and @mask allow it, the best available for %LPM_VAR_AUTO, or -1.
+ */
+int lpm_variant_select(uint want, u32 mask);
+u32 lpm_variants_cpu(void);			/* Bit mask the CPU can run */
+int lpm_variant_by_name(const char *name);	/* -1 if unknown */
+
+/* Engines: creation, updates, lookups (thin wrappers of the class) */
+struct lpm_engine *lpm_new(pool *p, const struct lpm_class *c, uint net_type, const struct lpm_params *par);
+void lpm_free(struct lpm_engine *e);
+
+static inline int lpm_update(struct lpm_engine *e, const net_addr *n, u32 v, u32 *old)
+{ return e->class->update(e, n, v, old); }
+
+static inline int lpm_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
+{ return e->class->remove(e, n, old); }
+
+static inline int lpm_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
+{ return e->class->build(e, r, count); }
+
+static inline u32 lpm_lookup4(const struct lpm_engine *e, ip4_addr a)
+{ return e->class->lookup4(e, a); }
+
+static inline u32 lpm_lookup6(const struct lpm_engine *e, ip6_addr a)
+{ return e->class->lookup6(e, a); }
+
+static inline void lpm_lookup4_bulk(const struct lpm_engine *e, const ip4_addr *a, u32 *v, uint n)
+{ e->bulk4(e, a, v, n); }
+
+static inline void lpm_lookup6_bulk(const struct lpm_engine *e, const ip6_addr *a, u32 *v, uint n)
+{ e->bulk6(e, a, v, n); }
+
+static inline void lpm_stats(const struct lpm_engine *e, struct lpm_stats *s)
+{ e->class->stats(e, s); }
+
+/* For engines: fill the common head (called by class->create) */
+void lpm_engine_init(struct lpm_engine *e, const struct lpm_class *c, pool *p, uint net_type, uint variant);
+void lpm_engine_fini(struct lpm_engine *e);
+
+/*
+ * Reader epochs. Readers: lpm_reader_add() once per thread, then
+ * lpm_read_begin()/lpm_read_end() around lookups. Writer: lpm_epoch_retire()
+ * returns the epoch to tag retired memory with; lpm_epoch_safe() tells
+ * whether every reader has left the read sections that could see it.
+ */
+void lpm_reader_add(struct lpm_engine *e, struct lpm_reader *r);
+void lpm_reader_remove(struct lpm_engine *e, struct lpm_reader *r);
+void lpm_read_begin(struct lpm_engine *e, struct lpm_reader *r);
+void lpm_read_end(struct lpm_reader *r);
+u64 lpm_epoch_retire(struct lpm_engine *e);
+int lpm_epoch_safe(struct lpm_engine *e, u64 retired);
+
+/*
+ * Lookup memory: one contiguous anonymous mapping, reserved at its largest
+ * size (the kernel backs only the pages that are touched), so it never
+ * moves and everything in it can be addressed by index. A BIRD resource in
+ * the engine's pool: freed with it, counted by `show memory'.
+ */
+struct lpm_region {
+  resource r;
+  void *base;
+  size_t size;				/* Bytes reserved */
+  size_t used;				/* High-water mark set by the engine */
+};
+
+struct lpm_region *lpm_region_new(pool *p, size_t size);
+void lpm_region_discard(struct lpm_region *r, size_t from);	/* Give pages from @from back */
+
+#endif
