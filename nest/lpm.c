@@ -78,6 +78,19 @@ lpm_class_find(const char *name)
   return NULL;
 }
 
+const struct lpm_class *
+lpm_class_next(const struct lpm_class *c)
+{
+  if (!c)
+    return lpm_classes[0];
+
+  for (uint i = 0; i + 1 < LPM_MAX_CLASSES; i++)
+    if (lpm_classes[i] == c)
+      return lpm_classes[i + 1];
+
+  return NULL;
+}
+
 /*
  *	Variants
  */

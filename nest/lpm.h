@@ -123,9 +123,13 @@ struct lpm_reader {
   _Atomic u64 seen;			/* Epoch at lpm_read_begin(); 0 outside */
 };
 
-/* Registry (nest/lpm.c) */
+/* Registry (nest/lpm.c): engines register their class at start-up */
 const struct lpm_class *lpm_class_find(const char *name);
 void lpm_class_register(const struct lpm_class *c);
+const struct lpm_class *lpm_class_next(const struct lpm_class *c);	/* Iterate: NULL gives the first */
+
+#define LPM_CLASS_REGISTER(cls) \
+  static void __attribute__((constructor)) cls##_register(void) { lpm_class_register(&cls); }
 
 /*
  * Variants: lpm_variant_select() is the one dispatch point. It asks the CPU
