@@ -183,26 +183,87 @@ fib_lpm_guards_init(struct fib *f)
   }
 }
 
+/* Hash bucket of @u trimmed to @len, as fib_hash() computes it */
+static inline u32
+lpm_bucket(const struct fib *f, const net_addr_union *u, int v6, uint len)
+{
+  switch (u->n.type)
+  {
+  case NET_VPN4:
+  case NET_VPN6:
+    {
+      net_addr_union x;
+      net_copy(&x.n, &u->n);
+      if (!v6)
+	x.vpn4.prefix = ip4_and(x.vpn4.prefix, ip4_mkmask(len));
+      else
+	x.vpn6.prefix = lpm_ip6_trim(x.vpn6.prefix, len);
+      x.n.pxlen = len;
+      return net_hash(&x.n) >> f->hash_shift;
+    }
+
+  default:
+    if (!v6)
+      return px4_hash(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len) >> f->hash_shift;
+    return px6_hash(lpm_ip6_trim(u->ip6.prefix, len), len) >> f->hash_shift;
+  }
+}
+
+/**
+ * fib_lpm_supported - can the accelerated LPM walk answer for @n?
+ * @f: FIB
+ * @n: network asked about
+ *
+ * Only with the filter machinery enabled, for IP-like nets (IP, VPN, ROA,
+ * flow) within their type's length range. Anything else is answered by
+ * stock's own loops, so that even an out-of-range length gets stock's answer.
+ */
+int
+fib_lpm_supported(const struct fib *f, const net_addr *n)
+{
+  return (f->bloom->state != FIB_BLOOM_OFF) &&
+    net_val_match(n->type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4 | NB_IP6 | NB_VPN6 | NB_ROA6 | NB_FLOW6) &&
+    (n->pxlen <= net_max_prefix_length[n->type]);
+}
+
+static inline int
+lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
+{
+  b->queries++;
+  if (fib_bloom_test_hash(b, s->hash[k]))
+    return 1;
+
+  b->negatives++;
+  b->pol_miss++;
+  return 0;
+}
+
 /**
  * fib_lpm_init - start a longest-prefix match walk
  * @f: FIB (of @n's type, or the ROA type matching an IP @n)
- * @n: network whose covering prefixes are looked for
+ * @n: network whose covering prefixes are looked for (fib_lpm_supported())
  * @s: walk state
+ * @ahead: admitted candidates to test and prefetch now
  *
  * Candidates are the lengths not longer than @n at which @f holds any
- * prefix, longest first; with a filter, their keys are hashed and their
- * blocks prefetched here. Types without prefixes (MPLS, ASPA) and SADR get
- * no candidates.
+ * prefix, longest first, cut by the guards. With a filter, their keys are
+ * hashed and their blocks prefetched; then candidates are tested until
+ * @ahead are admitted (without a filter: the first @ahead), and the buckets
+ * of those are prefetched, then their first nodes. Each stage's cache
+ * misses overlap; a caller that stops at the first answer asks for one or
+ * two, a caller that needs every covering prefix (ROA) for all.
  */
 void
-fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
+fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr_union *u = (const void *) n;
   int v6;
   u64 rdh;
 
-  s->n = s->i = 0;
+  fib_bloom_tick(b);
+
+  s->n = s->i = s->tested = 0;
   s->active = fib_bloom_active(b);
 
   if (!lpm_family(n, &v6, &rdh))
@@ -240,7 +301,66 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
       s->len[s->n++] = len;
     }
   }
+
+  /* Test ahead; prefetch the admitted candidates' buckets, then their nodes */
+  uint adm = 0, k;
+  for (k = 0; (k < s->n) && (adm < ahead); k++)
+  {
+    s->adm[k] = !s->active || lpm_test(b, s, k);
+    if (s->adm[k])
+    {
+      s->bucket[k] = lpm_bucket(f, u, v6, s->len[k]);
+      __builtin_prefetch(&f->hash_table[s->bucket[k]]);
+      adm++;
+    }
+  }
+  s->tested = k;
+
+  for (k = 0; k < s->tested; k++)
+    if (s->adm[k])
+      __builtin_prefetch(f->hash_table[s->bucket[k]]);
 }
+
+/**
+ * fib_lpm_next - next candidate length of a walk
+ * @f: FIB
+ * @n: the network of fib_lpm_init()
+ * @s: walk state
+ *
+ * Returns the next length the filter admits (every candidate without a
+ * filter), longest first, or -1 when there is none. fib_lpm_chain() then
+ * gives the first node of its bucket.
+ */
+int
+fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s)
+{
+  while (s->i < s->n)
+  {
+    uint k = s->i++;
+    if (k < s->tested)
+    {
+      if (s->adm[k])
+	return s->len[k];
+      continue;
+    }
+
+    if (s->active && !lpm_test(f->bloom, s, k))
+      continue;
+
+    int v6 = 0;
+    u64 rdh;
+    lpm_family(n, &v6, &rdh);
+    s->bucket[k] = lpm_bucket(f, (const void *) n, v6, s->len[k]);
+    return s->len[k];
+  }
+
+  return -1;
+}
+
+/* First node of the bucket of the length fib_lpm_next() returned last */
+static inline struct fib_node *
+fib_lpm_chain(struct fib *f, const struct fib_lpm *s)
+{ return f->hash_table[s->bucket[s->i - 1]]; }
 
 /* @x := @n trimmed to @len (host bits cleared, as the stock loops do) */
 static inline void
@@ -254,13 +374,24 @@ lpm_trim(net_addr_union *x, const net_addr *n, uint len)
   x->n.pxlen = len;
 }
 
-static inline void
-lpm_miss(struct fib *f)
+/* The node for @x in the chain of the current candidate; counts misses */
+static inline struct fib_node *
+lpm_find(struct fib *f, struct fib_lpm *s, const net_addr *x)
 {
-  if (fib_bloom_active(f->bloom))
-    f->bloom->false_pos++;
+  for (struct fib_node *e = fib_lpm_chain(f, s); e; e = e->next)
+    if (net_equal(e->addr, x))
+      return e;
+
+  struct fib_bloom *b = f->bloom;
+  if (s->active)
+    b->false_pos++;
+  else
+    fib_bloom_probe_missed(b);
+
+  return NULL;
 }
 
+/* fib_route() for fib_lpm_supported() nets */
 void *
 fib_bloom_route(struct fib *f, const net_addr *n)
 {
@@ -268,16 +399,14 @@ fib_bloom_route(struct fib *f, const net_addr *n)
   net_addr_union x;
   int len;
 
-  fib_lpm_init(f, n, &s);
-  while ((len = fib_lpm_next(f->bloom, &s)) >= 0)
+  fib_lpm_init(f, n, &s, 1);
+  while ((len = fib_lpm_next(f, n, &s)) >= 0)
   {
     lpm_trim(&x, n, len);
 
-    void *r = fib_find_chain(f, &x.n);
-    if (r)
-      return r;
-
-    lpm_miss(f);
+    struct fib_node *e = lpm_find(f, &s, &x.n);
+    if (e)
+      return fib_node_to_user(f, e);
   }
 
   return NULL;
@@ -287,8 +416,8 @@ fib_bloom_route(struct fib *f, const net_addr *n)
  * net_route_bloom - net_route() through the FIB's filter
  * @tab: table
  * @n: network (IP or VPN)
- * @done: set to 0 when @n is of a type this does not handle (SADR) or the
- * table has `bloom off' (then the stock code runs)
+ * @done: set to 0 when @n is of a type this does not handle (SADR), out of
+ * its length range, or the table has `bloom off' (then the stock code runs)
  *
  * Returns the longest-prefix net covering @n that has a valid route, the
  * same as stock net_route() with or without the table's trie.
@@ -296,7 +425,7 @@ fib_bloom_route(struct fib *f, const net_addr *n)
 net *
 net_route_bloom(rtable *tab, const net_addr *n, int *done)
 {
-  if (!tab->fib.bloom->cf.enabled || !net_val_match(n->type, NB_IP | NB_VPN))
+  if (!fib_lpm_supported(&tab->fib, n) || !net_val_match(n->type, NB_IP | NB_VPN))
   {
     *done = 0;
     return NULL;
@@ -308,15 +437,17 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
   net_addr_union x;
   int len;
 
-  fib_lpm_init(&tab->fib, n, &s);
-  while ((len = fib_lpm_next(tab->fib.bloom, &s)) >= 0)
+  fib_lpm_init(&tab->fib, n, &s, 2);
+  while ((len = fib_lpm_next(&tab->fib, n, &s)) >= 0)
   {
     lpm_trim(&x, n, len);
 
-    net *r = fib_find_chain(&tab->fib, &x.n);
-    if (!r)
-      lpm_miss(&tab->fib);
-    else if (rte_is_valid(r->routes))
+    struct fib_node *e = lpm_find(&tab->fib, &s, &x.n);
+    if (!e)
+      continue;
+
+    net *r = fib_node_to_user(&tab->fib, e);
+    if (rte_is_valid(r->routes))
       return r;
   }
 
@@ -328,11 +459,13 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
  * @tab: ROA table
  * @n: IP network to check
  * @asn: origin AS, 0 if unknown
- * @done: set to 0 when table and network types do not pair or with `bloom off'
+ * @done: set to 0 when table and network types do not pair, @n is out of
+ * its length range, or with `bloom off'
  *
  * RFC 6483 validation with the same answers as stock net_roa_check(): the
  * ROA FIB's filter is keyed by prefix and length alone, so it can rule out
- * lengths without knowing the ROAs' ASN or max length.
+ * lengths without knowing the ROAs' ASN or max length. Every covering length
+ * may hold a candidate ROA, so all admitted ones are prefetched at once.
  */
 int
 net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
@@ -341,7 +474,7 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   int v6 = (tab->addr_type == NET_ROA6) && (n->type == NET_IP6);
   const net_addr_union *u = (const void *) n;
 
-  if (!tab->fib.bloom->cf.enabled || (!v4 && !v6))
+  if ((!v4 && !v6) || !fib_lpm_supported(&tab->fib, n))
   {
     *done = 0;
     return ROA_UNKNOWN;
@@ -352,10 +485,10 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   struct fib_lpm s;
   int anything = 0, len;
 
-  fib_lpm_init(&tab->fib, n, &s);
-  while ((len = fib_lpm_next(tab->fib.bloom, &s)) >= 0)
+  fib_lpm_init(&tab->fib, n, &s, FIB_BLOOM_MAX_PXLEN + 1);
+  while ((len = fib_lpm_next(&tab->fib, n, &s)) >= 0)
   {
-    net_addr_union roa0;
+    net_addr_union roa0 = {};
     int found = 0;
 
     if (v4)
@@ -363,7 +496,7 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
     else
       roa0.roa6 = NET_ADDR_ROA6(lpm_ip6_trim(u->ip6.prefix, len), len, 0, 0);
 
-    for (struct fib_node *fn = fib_get_chain(&tab->fib, &roa0.n); fn; fn = fn->next)
+    for (struct fib_node *fn = fib_lpm_chain(&tab->fib, &s); fn; fn = fn->next)
     {
       net *r = fib_node_to_user(&tab->fib, fn);
       const net_addr_union *roa = (const void *) fn->addr;
@@ -384,7 +517,12 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
     }
 
     if (!found)
-      lpm_miss(&tab->fib);
+    {
+      if (s.active)
+	tab->fib.bloom->false_pos++;
+      else
+	fib_bloom_probe_missed(tab->fib.bloom);
+    }
   }
 
   return anything ? ROA_INVALID : ROA_UNKNOWN;

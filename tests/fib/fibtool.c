@@ -9,6 +9,10 @@
  *	fibtool diff  4|6 TABLE SEED   answers of every query, one per line
  *	fibtool bench 4|6 TABLE SEED   ns/op of each operation (median of 5)
  *
+ *	In diff mode the patched build pins its filters active (the path that
+ *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
+ *	Bench mode runs the policy as a daemon would.
+ *
  *	TABLE: text, one "prefix/len" per line (anything after a tab ignored).
  *
  *	Can be freely distributed and used under the terms of the GNU GPL,
@@ -244,6 +248,7 @@ main(int argc, char *argv[])
   rtable *tf = new_table(pf, type, 0);
   rtable *tt = new_table(p, type, 1);
   rtable *tr = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 0);
+  rtable *trt = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 1);
 
   for (uint i = 0; i < nets_n; i++)
   {
@@ -252,7 +257,14 @@ main(int argc, char *argv[])
     table_add(tt, &nets[i].n);
     roa_of(&r, &nets[i], i);
     table_add(tr, &r.n);
+    table_add(trt, &r.n);
   }
+
+#ifdef BLOOMBIRD
+  if (!bench && !getenv("FIBTOOL_ADAPTIVE"))
+    for (rtable **t = (rtable *[]) { tf, tt, tr, trt, NULL }; *t; t++)
+      fib_bloom_pin(&(*t)->fib, 1);
+#endif
   uint entries = tf->fib.entries;
 
   /* Queries: as many as prefixes in diff mode, a sample in bench mode */
@@ -268,7 +280,8 @@ main(int argc, char *argv[])
 
     /* ROA check: a table prefix or a longer one inside it, some origin */
     const net_addr_union *b = &nets[rnd_n(nets_n)];
-    uint len = MIN(b->n.pxlen + rnd_n(4), v6 ? 128U : 32U);
+    uint longer = rnd_n(4);	/* Drawn once: MIN() evaluates its arguments twice */
+    uint len = MIN(b->n.pxlen + longer, v6 ? 128U : 32U);
     addr_in(&roa.q[i], b);
     if (!v6)
       net_fill_ip4(&roa.q[i].n, ip4_and(roa.q[i].ip4.prefix, ip4_mkmask(len)), len);
@@ -288,7 +301,20 @@ main(int argc, char *argv[])
 	     net_str(fib_route(&tf->fib, &in.q[i].n)));
       printf("A %s %s %s\n", net_str(net_route(tf, &any.q[i].n)), net_str(net_route(tt, &any.q[i].n)),
 	     net_str(fib_route(&tf->fib, &any.q[i].n)));
-      printf("R %d %d\n", net_roa_check(tr, &roa.q[i].n, roa.asn[i]), net_roa_check(tr, &roa.q[i].n, 0));
+      printf("R %d %d %d\n", net_roa_check(tr, &roa.q[i].n, roa.asn[i]), net_roa_check(tr, &roa.q[i].n, 0),
+	     net_roa_check(trt, &roa.q[i].n, roa.asn[i]));
+      tmp_flush();
+    }
+
+    /* Out-of-range lengths (/33-/40, /129-/136): whatever stock answers */
+    uint max = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
+    for (uint i = 0; i < MIN(nq, 20000U); i++)
+    {
+      net_addr_union q = nets[rnd_n(nets_n)];
+      q.n.pxlen = max + 1 + rnd_n(8);
+      u32 asn = 64496 + rnd_n(ROA_ASNS);
+      printf("O %s %s %s %d\n", net_str(fib_route(&tf->fib, &q.n)), net_str(net_route(tf, &q.n)),
+	     net_str(net_route(tt, &q.n)), net_roa_check(tr, &q.n, asn));
       tmp_flush();
     }
     return 0;
@@ -318,17 +344,19 @@ main(int argc, char *argv[])
   BENCH("net_route_random", any, net_route(tf, q));
   BENCH("net_route_random_trie", any, net_route(tt, q));
   BENCH("fib_route_in", in, fib_route(&tf->fib, q));
+  for (int trie = 0; trie < 2; trie++)
   {
+    rtable *t = trie ? trt : tr;
     double r[5];
     for (int k = 0; k < 5; k++)
     {
       double t0 = now_ns();
       for (uint i = 0; i < roa.n; i++)
-	sink += net_roa_check(tr, &roa.q[i].n, roa.asn[i]);
+	sink += net_roa_check(t, &roa.q[i].n, roa.asn[i]);
       r[k] = (now_ns() - t0) / roa.n;
     }
     qsort(r, 5, sizeof(double), cmp_double);
-    printf("%-24s %10.1f\n", "roa_check", r[2]);
+    printf("%-24s %10.1f\n", trie ? "roa_check_trie" : "roa_check", r[2]);
   }
 
   /* Insert and delete: a fresh FIB of the whole table, 5 times */
