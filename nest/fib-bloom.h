@@ -39,13 +39,20 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
  * A guard at length g counts the prefixes of length >= g by the hash of
  * their first g bits. A query whose first g bits hit a zero counter has no
  * covering prefix of length >= g, so LPM skips all those lengths at the
- * cost of one small, cache-resident array access. Two per FIB: at the
+ * cost of one small, cache-resident array access. Three per FIB: at the
  * shortest used length (random addresses outside any routed block stop
- * there) and at the length above which only a small tail of the prefixes
- * lies (addresses in a /24 or /48 with no more-specifics skip the tail).
+ * there), at the split length (/16, /32 for IPv6: below it a table's trie
+ * leads, see net_route_bloom()), and at the length above which only a
+ * small tail of the prefixes lies (addresses in a /24 or /48 with no
+ * more-specifics skip the tail).
  */
-#define FIB_GUARDS		2
+#define FIB_GUARDS		3
+#define FIB_GUARD_HEAD		0
+#define FIB_GUARD_SPLIT		1
+#define FIB_GUARD_TAIL		2
 #define FIB_GUARD_MIN_HEAD	12	/* Shorter heads have too few roots to tell */
+#define FIB_LPM_SPLIT4		16	/* Split lengths: the trie leads below them */
+#define FIB_LPM_SPLIT6		32
 
 struct fib_guard {
   u16 *cnt;				/* Counters, sticky at 0xffff; NULL: unused */
@@ -235,7 +242,7 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
 
 /*
  * Longest-prefix match walk (fib-lpm.c): fib_lpm_init() lists the lengths
- * not longer than @n that hold prefixes (longest first; guards cut them
+ * not longer than @n and not shorter than @lo that hold prefixes (longest first; guards cut them
  * short), hashes them and prefetches their filter blocks, so the cache
  * misses overlap; then it tests the first candidates until @ahead of them
  * are admitted and prefetches those admitted candidates' hash buckets and
@@ -253,7 +260,7 @@ struct fib_lpm {
   u64 hash[FIB_BLOOM_MAX_PXLEN + 1];	/* Filter key */
 };
 
-void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead);
+void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo);
 int fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s);
 int fib_lpm_supported(const struct fib *f, const net_addr *n);
 

@@ -21,6 +21,8 @@
 #include "nest/bird.h"
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
+#include "filter/filter.h"
+#include "filter/data.h"
 
 /* ip6_and(a, ip6_mkmask(len)), inline: it runs once per candidate length */
 static inline ip6_addr
@@ -142,8 +144,9 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
  * @f: FIB
  *
  * The head guard sits at the shortest used length (if it is at least
- * %FIB_GUARD_MIN_HEAD), the tail guard at the shortest length above which at
- * most 1/32 of the entries lie. Their counters start empty; the rebuild walk
+ * %FIB_GUARD_MIN_HEAD), the split guard at %FIB_LPM_SPLIT4 or
+ * %FIB_LPM_SPLIT6 (between the two others), the tail guard at the shortest
+ * length above which at most 1/32 of the entries lie. Their counters start empty; the rebuild walk
  * accounts every node.
  */
 void
@@ -173,13 +176,24 @@ fib_lpm_guards_init(struct fib *f)
 
   /* At a short head (IPv4 /8) nearly every root is routed: not worth a guard */
   if (head >= FIB_GUARD_MIN_HEAD)
-    guard_init(f, &b->guard[0], head, f->entries);
+    guard_init(f, &b->guard[FIB_GUARD_HEAD], head, f->entries);
+
+  int split = net_val_match(f->addr_type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4) ? FIB_LPM_SPLIT4 : FIB_LPM_SPLIT6;
+  if ((split > head) && ((tail < 0) || (split < tail)))
+  {
+    u32 keys = 0;
+    for (uint l = split; l <= FIB_BLOOM_MAX_PXLEN; l++)
+      keys += b->len_count[l];
+    if (keys)
+      guard_init(f, &b->guard[FIB_GUARD_SPLIT], split, keys);
+  }
+
   if (tail > head)
   {
     u32 keys = 0;
     for (uint l = tail; l <= FIB_BLOOM_MAX_PXLEN; l++)
       keys += b->len_count[l];
-    guard_init(f, &b->guard[1], tail, keys);
+    guard_init(f, &b->guard[FIB_GUARD_TAIL], tail, keys);
   }
 }
 
@@ -244,6 +258,7 @@ lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
  * @n: network whose covering prefixes are looked for (fib_lpm_supported())
  * @s: walk state
  * @ahead: admitted candidates to test and prefetch now
+ * @lo: shortest length to consider
  *
  * Candidates are the lengths not longer than @n at which @f holds any
  * prefix, longest first, cut by the guards. With a filter, their keys are
@@ -254,7 +269,7 @@ lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
  * two, a caller that needs every covering prefix (ROA) for all.
  */
 void
-fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead)
+fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr_union *u = (const void *) n;
@@ -278,14 +293,16 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead)
       top = (int) g->len - 1;
   }
 
-  if (top < 0)
+  if (top < (int) lo)
     return;
 
-  for (int w = top >> 6; w >= 0; w--)
+  for (int w = top >> 6; w >= (int) (lo >> 6); w--)
   {
     u64 m = b->len_map[w];
     if (w == (top >> 6))
       m &= (2ULL << (top & 63)) - 1;
+    if (w == (int) (lo >> 6))
+      m &= ~((1ULL << (lo & 63)) - 1);
 
     while (m)
     {
@@ -399,7 +416,7 @@ fib_bloom_route(struct fib *f, const net_addr *n)
   net_addr_union x;
   int len;
 
-  fib_lpm_init(f, n, &s, 1);
+  fib_lpm_init(f, n, &s, 1, 0);
   while ((len = fib_lpm_next(f, n, &s)) >= 0)
   {
     lpm_trim(&x, n, len);
@@ -412,32 +429,15 @@ fib_bloom_route(struct fib *f, const net_addr *n)
   return NULL;
 }
 
-/**
- * net_route_bloom - net_route() through the FIB's filter
- * @tab: table
- * @n: network (IP or VPN)
- * @done: set to 0 when @n is of a type this does not handle (SADR), out of
- * its length range, or the table has `bloom off' (then the stock code runs)
- *
- * Returns the longest-prefix net covering @n that has a valid route, the
- * same as stock net_route() with or without the table's trie.
- */
-net *
-net_route_bloom(rtable *tab, const net_addr *n, int *done)
+/* The filter walk over lengths @lo and up: the longest net with a valid route */
+static net *
+lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
 {
-  if (!fib_lpm_supported(&tab->fib, n) || !net_val_match(n->type, NB_IP | NB_VPN))
-  {
-    *done = 0;
-    return NULL;
-  }
-
-  *done = 1;
-
   struct fib_lpm s;
   net_addr_union x;
   int len;
 
-  fib_lpm_init(&tab->fib, n, &s, 2);
+  fib_lpm_init(&tab->fib, n, &s, 2, lo);
   while ((len = fib_lpm_next(&tab->fib, n, &s)) >= 0)
   {
     lpm_trim(&x, n, len);
@@ -452,6 +452,103 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
   }
 
   return NULL;
+}
+
+/*
+ * With a trie, the trie leads below the split length: the top of a trie
+ * is a few hot nodes, and an address whose path ends there (most random
+ * addresses) costs no more than in stock BIRD. From the split length on,
+ * where a trie walk would chase node after node, the filter tests all
+ * remaining lengths at once (the split guard ends most walks first); then
+ * the trie's own answers below the split, longest first.
+ */
+static net *
+lpm_route_trie(rtable *tab, const net_addr *n)
+{
+  net_addr_union q;
+  net_copy(&q.n, n);
+
+  if (n->type == NET_IP4)
+  {
+    if (n->pxlen >= FIB_LPM_SPLIT4)
+    {
+      net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT4);
+      if (r)
+	return r;
+
+      q.ip4 = NET_ADDR_IP4(ip4_and(q.ip4.prefix, ip4_mkmask(FIB_LPM_SPLIT4 - 1)), FIB_LPM_SPLIT4 - 1);
+    }
+
+    TRIE_WALK_TO_ROOT_IP4(tab->trie, &q.ip4, var)
+    {
+      net *r = net_find_valid(tab, (net_addr *) &var);
+      if (r)
+	return r;
+    }
+    TRIE_WALK_TO_ROOT_END;
+  }
+  else
+  {
+    if (n->pxlen >= FIB_LPM_SPLIT6)
+    {
+      net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT6);
+      if (r)
+	return r;
+
+      q.ip6 = NET_ADDR_IP6(ip6_and(q.ip6.prefix, ip6_mkmask(FIB_LPM_SPLIT6 - 1)), FIB_LPM_SPLIT6 - 1);
+    }
+
+    TRIE_WALK_TO_ROOT_IP6(tab->trie, &q.ip6, var)
+    {
+      net *r = net_find_valid(tab, (net_addr *) &var);
+      if (r)
+	return r;
+    }
+    TRIE_WALK_TO_ROOT_END;
+  }
+
+  return NULL;
+}
+
+/**
+ * net_route_bloom - net_route() through the FIB's filter
+ * @tab: table
+ * @n: network (IP or VPN)
+ * @done: set to 0 when the stock code must answer: @n of a type this does
+ * not handle (SADR) or out of its length range, `bloom off', or a table
+ * with a trie whose filter is dormant (the trie alone is then the cheaper)
+ *
+ * Returns the longest-prefix net covering @n that has a valid route, the
+ * same as stock net_route() with or without the table's trie.
+ */
+net *
+net_route_bloom(rtable *tab, const net_addr *n, int *done)
+{
+  struct fib *f = &tab->fib;
+
+  if (!fib_lpm_supported(f, n) || !net_val_match(n->type, NB_IP | NB_VPN))
+  {
+    *done = 0;
+    return NULL;
+  }
+
+  if (tab->trie && net_val_match(n->type, NB_IP))
+  {
+    if (!fib_bloom_active(f->bloom))
+    {
+      /* Each walk is one a filter would shorten: count it for the policy */
+      fib_bloom_probe_missed(f->bloom);
+      fib_bloom_tick(f->bloom);
+      *done = 0;
+      return NULL;
+    }
+
+    *done = 1;
+    return lpm_route_trie(tab, n);
+  }
+
+  *done = 1;
+  return lpm_route_valid(tab, n, 0);
 }
 
 /**
@@ -485,7 +582,7 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   struct fib_lpm s;
   int anything = 0, len;
 
-  fib_lpm_init(&tab->fib, n, &s, FIB_BLOOM_MAX_PXLEN + 1);
+  fib_lpm_init(&tab->fib, n, &s, FIB_BLOOM_MAX_PXLEN + 1, 0);
   while ((len = fib_lpm_next(&tab->fib, n, &s)) >= 0)
   {
     net_addr_union roa0 = {};
