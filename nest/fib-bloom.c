@@ -338,7 +338,7 @@ fib_bloom_policy(struct fib *f)
   }
 
   u64 e = f->entries;
-  if (b->pol_miss + b->pol_upd > 2 * e + 65536)
+  if (b->pol_miss + b->pol_upd > e / 2 + 4096)
   {
     b->pol_miss /= 2;
     b->pol_upd /= 2;
@@ -348,12 +348,12 @@ fib_bloom_policy(struct fib *f)
     return;
 
   if ((b->state == FIB_BLOOM_DORMANT) && (f->hash_order >= FIB_BLOOM_MIN_ORDER) &&
-      (4 * b->pol_miss > e + 2 * b->pol_upd))
+      (4 * b->pol_miss > e / 2 + 2 * b->pol_upd))
   {
     b->activations++;
     bloom_set_state(f, FIB_BLOOM_ACTIVE);
   }
-  else if ((b->state == FIB_BLOOM_ACTIVE) && (b->pol_upd > e + 4 * b->pol_miss))
+  else if ((b->state == FIB_BLOOM_ACTIVE) && (b->pol_upd > e / 2 + 4 * b->pol_miss))
   {
     b->drops++;
     bloom_set_state(f, FIB_BLOOM_DORMANT);

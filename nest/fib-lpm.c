@@ -455,56 +455,132 @@ lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
 }
 
 /*
- * With a trie, the trie leads below the split length: the top of a trie
- * is a few hot nodes, and an address whose path ends there (most random
- * addresses) costs no more than in stock BIRD. From the split length on,
- * where a trie walk would chase node after node, the filter tests all
- * remaining lengths at once (the split guard ends most walks first); then
- * the trie's own answers below the split, longest first.
+ * The top of a trie walk: trie_match_longest_ip4() for @a cut short at
+ * length @split. Sets @found to the lengths below @split at which the trie
+ * holds a prefix covering @a (as trie_match_longest_ip4() does) and returns
+ * 1 if the walk would go on to @split or beyond, i.e. the trie may hold a
+ * longer covering prefix; 0 if the path ends above @split.
+ */
+static int
+lpm_trie_head_ip4(const struct f_trie *t, ip4_addr a, int split, ip4_addr *found)
+{
+  const struct f_trie_node4 *n = &t->root.v4;
+  int len = 0, last = split - 1;
+  *found = IP4_NONE;
+
+  while (n)
+  {
+    if (!ip4_prefix_equal(a, n->addr, MIN(last, n->plen)))
+      return 0;
+
+    for (; len < n->plen; len++)
+    {
+      if (len > last)
+	return 1;
+      if (ip4_getbit(n->accept, len - 1))
+	ip4_setbit(found, len);
+    }
+
+    if (len == IP4_MAX_PREFIX_LENGTH)
+      return 1;
+
+    for (int pos = 1; pos < (1 << TRIE_STEP); pos = 2 * pos + ip4_getbit(a, len), len++)
+    {
+      if (len > last)
+	return 1;
+      if (n->local & (1u << pos))
+	ip4_setbit(found, len);
+    }
+
+    n = n->c[ip4_getbits(a, n->plen, TRIE_STEP)];
+  }
+
+  return 0;
+}
+
+static int
+lpm_trie_head_ip6(const struct f_trie *t, ip6_addr a, int split, ip6_addr *found)
+{
+  const struct f_trie_node6 *n = &t->root.v6;
+  int len = 0, last = split - 1;
+  *found = IP6_NONE;
+
+  while (n)
+  {
+    if (!ip6_prefix_equal(a, n->addr, MIN(last, n->plen)))
+      return 0;
+
+    for (; len < n->plen; len++)
+    {
+      if (len > last)
+	return 1;
+      if (ip6_getbit(n->accept, len - 1))
+	ip6_setbit(found, len);
+    }
+
+    if (len == IP6_MAX_PREFIX_LENGTH)
+      return 1;
+
+    for (int pos = 1; pos < (1 << TRIE_STEP); pos = 2 * pos + ip6_getbit(a, len), len++)
+    {
+      if (len > last)
+	return 1;
+      if (n->local & (1u << pos))
+	ip6_setbit(found, len);
+    }
+
+    n = n->c[ip6_getbits(a, n->plen, TRIE_STEP)];
+  }
+
+  return 0;
+}
+
+/*
+ * With a trie, the trie leads: its top is a few hot nodes, and a walk whose
+ * path ends above the split length (most random addresses) costs what it
+ * costs in stock BIRD and touches no filter. Only where the path goes on to
+ * the split length or beyond, where a trie walk would chase node after node,
+ * the filter tests the remaining lengths at once (longest first, guards
+ * first); then the trie's own answers above the split, longest first.
  */
 static net *
 lpm_route_trie(rtable *tab, const net_addr *n)
 {
-  net_addr_union q;
-  net_copy(&q.n, n);
-
   if (n->type == NET_IP4)
   {
-    if (n->pxlen >= FIB_LPM_SPLIT4)
+    ip4_addr found, a = net4_prefix(n);
+    if (lpm_trie_head_ip4(tab->trie, a, FIB_LPM_SPLIT4, &found))
     {
       net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT4);
       if (r)
 	return r;
-
-      q.ip4 = NET_ADDR_IP4(ip4_and(q.ip4.prefix, ip4_mkmask(FIB_LPM_SPLIT4 - 1)), FIB_LPM_SPLIT4 - 1);
     }
 
-    TRIE_WALK_TO_ROOT_IP4(tab->trie, &q.ip4, var)
+    net_addr_ip4 q = NET_ADDR_IP4(ip4_and(a, ip4_mkmask(FIB_LPM_SPLIT4)), FIB_LPM_SPLIT4);
+    while (trie_match_next_longest_ip4(&q, &found))
     {
-      net *r = net_find_valid(tab, (net_addr *) &var);
+      net *r = net_find_valid(tab, (net_addr *) &q);
       if (r)
 	return r;
     }
-    TRIE_WALK_TO_ROOT_END;
   }
   else
   {
-    if (n->pxlen >= FIB_LPM_SPLIT6)
+    ip6_addr found, a = net6_prefix(n);
+    if (lpm_trie_head_ip6(tab->trie, a, FIB_LPM_SPLIT6, &found))
     {
       net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT6);
       if (r)
 	return r;
-
-      q.ip6 = NET_ADDR_IP6(ip6_and(q.ip6.prefix, ip6_mkmask(FIB_LPM_SPLIT6 - 1)), FIB_LPM_SPLIT6 - 1);
     }
 
-    TRIE_WALK_TO_ROOT_IP6(tab->trie, &q.ip6, var)
+    net_addr_ip6 q = NET_ADDR_IP6(ip6_and(a, ip6_mkmask(FIB_LPM_SPLIT6)), FIB_LPM_SPLIT6);
+    while (trie_match_next_longest_ip6(&q, &found))
     {
-      net *r = net_find_valid(tab, (net_addr *) &var);
+      net *r = net_find_valid(tab, (net_addr *) &q);
       if (r)
 	return r;
     }
-    TRIE_WALK_TO_ROOT_END;
   }
 
   return NULL;
@@ -534,6 +610,13 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
 
   if (tab->trie && net_val_match(n->type, NB_IP))
   {
+    /* Short queries: the trie walk ends before the split anyway */
+    if (n->pxlen < ((n->type == NET_IP4) ? FIB_LPM_SPLIT4 : FIB_LPM_SPLIT6))
+    {
+      *done = 0;
+      return NULL;
+    }
+
     if (!fib_bloom_active(f->bloom))
     {
       /* Each walk is one a filter would shorten: count it for the policy */

@@ -31,6 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 
 #if __has_include("nest/fib-bloom.h")
 #define BLOOMBIRD 1
@@ -209,8 +213,58 @@ static volatile uintptr_t sink;
  */
 static uintptr_t zero;
 
+/*
+ * Hardware counters (cycles, instructions, last-level cache misses) over
+ * the same rounds, where the machine exposes them (many VMs do not: then
+ * one line says so and only wall time is printed).
+ */
+static int perf_fd[3] = { -1, -1, -1 };
+
+static void
+perf_open(void)
+{
+  static const u64 cfg[3] = { PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CACHE_MISSES };
+  for (int i = 0; i < 3; i++)
+  {
+    struct perf_event_attr a = {
+      .type = PERF_TYPE_HARDWARE, .size = sizeof(a), .config = cfg[i],
+      .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1,
+    };
+    perf_fd[i] = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+  }
+  printf("# hardware counters: %s\n", (perf_fd[0] >= 0) ? "cycles, instructions, cache misses" :
+	 "not exposed on this machine (wall time only)");
+}
+
+static void
+perf_start(void)
+{
+  for (int i = 0; i < 3; i++)
+    if (perf_fd[i] >= 0)
+    {
+      ioctl(perf_fd[i], PERF_EVENT_IOC_RESET, 0);
+      ioctl(perf_fd[i], PERF_EVENT_IOC_ENABLE, 0);
+    }
+}
+
+/* Per-operation counts after @ops operations, printed as NAME.cycles etc. */
+static void
+perf_stop(const char *name, double ops)
+{
+  static const char *what[3] = { "cycles", "instructions", "llc_misses" };
+  for (int i = 0; i < 3; i++)
+  {
+    u64 v;
+    if ((perf_fd[i] < 0) || (read(perf_fd[i], &v, sizeof(v)) != sizeof(v)))
+      continue;
+    ioctl(perf_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+    printf("%s.%-*s %10.1f\n", name, (int) (23 - strlen(name)), what[i], v / ops);
+  }
+}
+
 #define BENCH_ONE(name, qs, expr, dep) do {					\
   double r_[5];									\
+  perf_start();									\
   for (int k_ = 0; k_ < 5; k_++) {						\
     double t0_ = now_ns(); uintptr_t acc_ = 0, last_ = 0;			\
     for (uint i = 0; i < (qs).n; i++) {						\
@@ -220,6 +274,7 @@ static uintptr_t zero;
   }										\
   qsort(r_, 5, sizeof(double), cmp_double);					\
   printf("%-24s %10.1f\n", name, r_[2]);					\
+  perf_stop(name, 5.0 * (qs).n);						\
 } while (0)
 
 #define BENCH(name, qs, expr) do {						\
@@ -308,7 +363,8 @@ main(int argc, char *argv[])
 
     /* Out-of-range lengths (/33-/40, /129-/136): whatever stock answers */
     uint max = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
-    for (uint i = 0; i < MIN(nq, 20000U); i++)
+    uint nout = getenv("FIBTOOL_IN_RANGE_ONLY") ? 0 : MIN(nq, 20000U);
+    for (uint i = 0; i < nout; i++)
     {
       net_addr_union q = nets[rnd_n(nets_n)];
       q.n.pxlen = max + 1 + rnd_n(8);
@@ -322,6 +378,7 @@ main(int argc, char *argv[])
 
   /* Bench: memory first, then lookups, then churn */
   printf("# %s entries %u queries %u\n", v6 ? "ipv6" : "ipv4", entries, nq);
+  perf_open();
   printf("%-24s %10.1f\n", "mem_fib_B_per_prefix", (double) rmemsize(pf).effective / entries);
 #ifdef BLOOMBIRD
   printf("%-24s %10.1f\n", "mem_filter_B_per_prefix", (double) fib_bloom_size(tf->fib.bloom) / entries);
@@ -348,6 +405,7 @@ main(int argc, char *argv[])
   {
     rtable *t = trie ? trt : tr;
     double r[5];
+    perf_start();
     for (int k = 0; k < 5; k++)
     {
       double t0 = now_ns();
@@ -357,6 +415,7 @@ main(int argc, char *argv[])
     }
     qsort(r, 5, sizeof(double), cmp_double);
     printf("%-24s %10.1f\n", trie ? "roa_check_trie" : "roa_check", r[2]);
+    perf_stop(trie ? "roa_check_trie" : "roa_check", 5.0 * roa.n);
   }
 
   /* Insert and delete: a fresh FIB of the whole table, 5 times */
