@@ -11,7 +11,9 @@
  *
  *	In diff mode the patched build pins its filters active (the path that
  *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
- *	Bench mode runs the policy as a daemon would.
+ *	Bench mode runs the policy as a daemon would. $FIBTOOL_LPM=ENGINE gives
+ *	the fib-loop and the trie table an LPM engine (`lpm engine ENGINE'), so
+ *	net_route() answers through it.
  *
  *	TABLE: text, one "prefix/len" per line (anything after a tab ignored).
  *
@@ -39,6 +41,8 @@
 #if __has_include("nest/fib-bloom.h")
 #define BLOOMBIRD 1
 #include "nest/fib-bloom.h"
+#include "nest/lpm.h"
+#include "nest/rt-lpm.h"
 #endif
 
 #define ROA_ASNS 50
@@ -316,6 +320,19 @@ main(int argc, char *argv[])
   }
 
 #ifdef BLOOMBIRD
+  const char *engine = getenv("FIBTOOL_LPM");
+  if (engine && *engine)
+  {
+    struct rt_lpm_config lc = { .class = lpm_class_find(engine), .variant = LPM_VAR_AUTO };
+    if (!lc.class)
+      die("no LPM engine %s", engine);
+    rt_lpm_configure(tf, &lc);
+    rt_lpm_configure(tt, &lc);
+    if (!tf->lpm || !tt->lpm)
+      die("LPM engine %s could not be built", engine);
+    fprintf(stderr, "fibtool: lpm engine %s, variant %s\n", engine, lpm_variant_names[tf->lpm->e->variant]);
+  }
+
   if (!bench && !getenv("FIBTOOL_ADAPTIVE"))
     for (rtable **t = (rtable *[]) { tf, tt, tr, trt, NULL }; *t; t++)
       fib_bloom_pin(&(*t)->fib, 1);
