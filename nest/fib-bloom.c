@@ -133,7 +133,7 @@ fib_bloom_init(struct fib *f)
   fib_bloom_config_default(&b->cf);
   b->fib = f;
   b->state = FIB_BLOOM_DORMANT;
-  b->pol_countdown = FIB_BLOOM_POLICY_EVERY;
+  b->pol_countdown = b->find_left = FIB_BLOOM_POLICY_EVERY;
   f->bloom = b;
 }
 
@@ -277,7 +277,8 @@ bloom_set_state(struct fib *f, uint state)
 
   b->state = state;
   b->pol_miss = b->pol_upd = 0;
-  b->find_n = b->find_miss = 0;
+  b->find_miss = 0;
+  b->find_left = FIB_BLOOM_POLICY_EVERY;
   fib_bloom_resize(f);
 }
 
@@ -316,6 +317,22 @@ fib_bloom_pin(struct fib *f, int pin)
 }
 
 /**
+ * fib_bloom_find_window - a window of fib_find() calls is over
+ * @b: filter state
+ *
+ * fib_find() asks an active filter in the next window if at least an
+ * eighth of the calls of this one missed; then the policy runs.
+ */
+void
+fib_bloom_find_window(struct fib_bloom *b)
+{
+  b->ask_find = fib_bloom_active(b) && (8 * b->find_miss >= FIB_BLOOM_POLICY_EVERY);
+  b->find_miss = 0;
+  b->find_left = FIB_BLOOM_POLICY_EVERY;
+  fib_bloom_policy(b->fib);
+}
+
+/**
  * fib_bloom_policy - the periodic upkeep decision
  * @f: FIB
  *
@@ -330,12 +347,6 @@ fib_bloom_policy(struct fib *f)
 
   if (b->state == FIB_BLOOM_OFF)
     return;
-
-  if (b->find_n >= FIB_BLOOM_POLICY_EVERY)
-  {
-    b->ask_find = fib_bloom_active(b) && (8 * b->find_miss >= b->find_n);
-    b->find_n = b->find_miss = 0;
-  }
 
   u64 e = f->entries;
   if (b->pol_miss + b->pol_upd > e / 2 + 4096)
@@ -409,7 +420,6 @@ fib_bloom_find(struct fib *f, const net_addr *a)
 
   __builtin_prefetch(f->hash_table + (net_hash(a) >> f->hash_shift));
   b->queries++;
-  b->find_n++;
 
   void *r = NULL;
   if (!fib_bloom_test_hash(b, fib_bloom_hash(a)))
@@ -417,13 +427,7 @@ fib_bloom_find(struct fib *f, const net_addr *a)
   else if (!(r = fib_find_chain(f, a)))
     b->false_pos++;
 
-  if (!r)
-  {
-    b->find_miss++;
-    b->pol_miss++;
-  }
-
-  fib_bloom_tick(b);
+  fib_bloom_find_seen(b, !r);
   return r;
 }
 

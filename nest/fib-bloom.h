@@ -87,7 +87,7 @@ struct fib_bloom {
   u32 rebuilds;				/* Times the filter was (re)built */
   u32 activations, drops;		/* Policy decisions taken */
   u32 pol_countdown;			/* Events until the next policy check */
-  u32 find_n, find_miss;		/* fib_find() calls and misses in this window */
+  u32 find_left, find_miss;		/* fib_find() calls left in this window, misses in it */
   u64 pol_miss;				/* Chain probes that found nothing (decayed) */
   u64 pol_upd;				/* Inserts and deletes (decayed) */
   u64 queries;				/* Filter tests */
@@ -193,14 +193,20 @@ static inline void
 fib_bloom_probe_missed(struct fib_bloom *b)
 { b->pol_miss++; }
 
-/* fib_find() without the filter: account its outcome */
+void fib_bloom_find_window(struct fib_bloom *b);
+
+/* fib_find() without the filter: a hit costs one decrement */
 static inline void
 fib_bloom_find_seen(struct fib_bloom *b, int miss)
 {
-  b->find_n++;
-  b->find_miss += miss;
-  b->pol_miss += miss;
-  fib_bloom_tick(b);
+  if (miss)
+  {
+    b->find_miss++;
+    b->pol_miss++;
+  }
+
+  if (!--b->find_left)
+    fib_bloom_find_window(b);
 }
 
 static inline const u64 *fib_bloom_block(const struct fib_bloom *b, u64 h)

@@ -462,11 +462,12 @@ lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
  * longer covering prefix; 0 if the path ends above @split.
  */
 static int
-lpm_trie_head_ip4(const struct f_trie *t, ip4_addr a, int split, ip4_addr *found)
+lpm_trie_head_ip4(const struct f_trie *t, ip4_addr a, int split, ip4_addr *found, int *longest)
 {
   const struct f_trie_node4 *n = &t->root.v4;
   int len = 0, last = split - 1;
   *found = IP4_NONE;
+  *longest = -1;
 
   while (n)
   {
@@ -478,7 +479,7 @@ lpm_trie_head_ip4(const struct f_trie *t, ip4_addr a, int split, ip4_addr *found
       if (len > last)
 	return 1;
       if (ip4_getbit(n->accept, len - 1))
-	ip4_setbit(found, len);
+	ip4_setbit(found, *longest = len);
     }
 
     if (len == IP4_MAX_PREFIX_LENGTH)
@@ -489,7 +490,7 @@ lpm_trie_head_ip4(const struct f_trie *t, ip4_addr a, int split, ip4_addr *found
       if (len > last)
 	return 1;
       if (n->local & (1u << pos))
-	ip4_setbit(found, len);
+	ip4_setbit(found, *longest = len);
     }
 
     n = n->c[ip4_getbits(a, n->plen, TRIE_STEP)];
@@ -499,11 +500,12 @@ lpm_trie_head_ip4(const struct f_trie *t, ip4_addr a, int split, ip4_addr *found
 }
 
 static int
-lpm_trie_head_ip6(const struct f_trie *t, ip6_addr a, int split, ip6_addr *found)
+lpm_trie_head_ip6(const struct f_trie *t, ip6_addr a, int split, ip6_addr *found, int *longest)
 {
   const struct f_trie_node6 *n = &t->root.v6;
   int len = 0, last = split - 1;
   *found = IP6_NONE;
+  *longest = -1;
 
   while (n)
   {
@@ -515,7 +517,7 @@ lpm_trie_head_ip6(const struct f_trie *t, ip6_addr a, int split, ip6_addr *found
       if (len > last)
 	return 1;
       if (ip6_getbit(n->accept, len - 1))
-	ip6_setbit(found, len);
+	ip6_setbit(found, *longest = len);
     }
 
     if (len == IP6_MAX_PREFIX_LENGTH)
@@ -526,7 +528,7 @@ lpm_trie_head_ip6(const struct f_trie *t, ip6_addr a, int split, ip6_addr *found
       if (len > last)
 	return 1;
       if (n->local & (1u << pos))
-	ip6_setbit(found, len);
+	ip6_setbit(found, *longest = len);
     }
 
     n = n->c[ip6_getbits(a, n->plen, TRIE_STEP)];
@@ -549,38 +551,48 @@ lpm_route_trie(rtable *tab, const net_addr *n)
   if (n->type == NET_IP4)
   {
     ip4_addr found, a = net4_prefix(n);
-    if (lpm_trie_head_ip4(tab->trie, a, FIB_LPM_SPLIT4, &found))
+    int len;
+    if (lpm_trie_head_ip4(tab->trie, a, FIB_LPM_SPLIT4, &found, &len))
     {
       net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT4);
       if (r)
 	return r;
     }
 
-    net_addr_ip4 q = NET_ADDR_IP4(ip4_and(a, ip4_mkmask(FIB_LPM_SPLIT4)), FIB_LPM_SPLIT4);
-    while (trie_match_next_longest_ip4(&q, &found))
+    if (len < 0)
+      return NULL;
+
+    net_addr_ip4 q = NET_ADDR_IP4(ip4_and(a, ip4_mkmask(len)), len);
+    do
     {
       net *r = net_find_valid(tab, (net_addr *) &q);
       if (r)
 	return r;
     }
+    while (trie_match_next_longest_ip4(&q, &found));
   }
   else
   {
     ip6_addr found, a = net6_prefix(n);
-    if (lpm_trie_head_ip6(tab->trie, a, FIB_LPM_SPLIT6, &found))
+    int len;
+    if (lpm_trie_head_ip6(tab->trie, a, FIB_LPM_SPLIT6, &found, &len))
     {
       net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT6);
       if (r)
 	return r;
     }
 
-    net_addr_ip6 q = NET_ADDR_IP6(ip6_and(a, ip6_mkmask(FIB_LPM_SPLIT6)), FIB_LPM_SPLIT6);
-    while (trie_match_next_longest_ip6(&q, &found))
+    if (len < 0)
+      return NULL;
+
+    net_addr_ip6 q = NET_ADDR_IP6(ip6_and(a, ip6_mkmask(len)), len);
+    do
     {
       net *r = net_find_valid(tab, (net_addr *) &q);
       if (r)
 	return r;
     }
+    while (trie_match_next_longest_ip6(&q, &found));
   }
 
   return NULL;
