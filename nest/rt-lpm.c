@@ -71,7 +71,7 @@ rt_lpm_slot_set(struct rt_lpm *l, u32 id, net *n)
   if (id >= l->slots)
   {
     u32 size = MAX(l->slots * 2, MAX(id + 1, 1024));
-    l->slot = mb_realloc(l->slot, size * sizeof(net *));
+    l->slot = l->slot ? mb_realloc(l->slot, size * sizeof(net *)) : mb_alloc(l->pool, size * sizeof(net *));
     memset(l->slot + l->slots, 0, (size - l->slots) * sizeof(net *));
     l->slots = size;
   }
@@ -90,7 +90,8 @@ rt_lpm_build(struct rt_lpm *l)
 
   btime t0 = current_time();
   idm_init(&l->ids, l->pool, 1024);
-  memset(l->slot, 0, l->slots * sizeof(net *));
+  if (l->slot)
+    memset(l->slot, 0, l->slots * sizeof(net *));
 
   uint cnt = 0, cap = MAX(tab->fib.entries, 1);
   struct lpm_route *r = mb_alloc(l->pool, cap * sizeof(struct lpm_route));

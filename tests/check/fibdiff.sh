@@ -6,7 +6,8 @@
 # prefixes, uniformly random addresses and ROA checks, and nets with
 # out-of-range lengths (/33+, /129+: stock's answers, whatever they are).
 # The patched build pins its filters active (the path that must be exact);
-# one table runs again under the upkeep policy. Answers must be identical,
+# one table runs again under the upkeep policy, and the tier-1 and edge
+# tables again with each LPM engine answering net_route() (FIBTOOL_LPM). Answers must be identical,
 # except the one named stock bug we fix (tests/fib/diffcheck.py).
 . "$(dirname "$0")/../lib.sh"
 DATA=${BLOOMBIRD_DATA:-$top/../shared/data}
@@ -30,6 +31,13 @@ compare() {
   rm -f "$WORK/$name.stock" "$WORK/$name.bloom"
 }
 
+# LPM engines built in (the patched bird knows them by name)
+ENGINES=$(for e in simd dpcpe; do
+  printf 'router id 192.0.2.1;\nipv4 table t { lpm engine %s; };\nprotocol device {}\n' "$e" > "$WORK/e.conf"
+  "$BIN/bird" -p -c "$WORK/e.conf" >/dev/null 2>&1 && echo "$e"
+done)
+echo "LPM engines: $ENGINES (variant: the best this CPU runs; every variant is checked against scalar in tests/check/lpm.sh)"
+
 for spec in 4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4.nh-aspath 4:ipv4/routeviews-2008.v4.origin; do
   fam=${spec%%:*} f=${spec#*:}
   name=$(basename "$f")
@@ -37,6 +45,9 @@ for spec in 4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4
   xz -dc "$DATA/$f.txt.xz" | cut -f1 > "$WORK/$name.txt"
   compare "$name" "$fam" "$WORK/$name.txt"
   [ "$name" = routeviews-2008.v4.origin ] && FIBTOOL_ENV=FIBTOOL_ADAPTIVE=1 compare "$name (upkeep policy)" "$fam" "$WORK/$name.txt"
+  case "$name" in tier1-*)
+    for e in $ENGINES; do FIBTOOL_ENV=FIBTOOL_LPM=$e compare "$name (lpm engine $e)" "$fam" "$WORK/$name.txt"; done ;;
+  esac
   rm -f "$WORK/$name.txt"
 done
 
@@ -44,6 +55,11 @@ done
 python3 "$top/tests/fib/edge-tables.py" "$WORK"
 compare edge4 4 "$WORK/edge4.txt" --expect-trie-bug
 compare edge6 6 "$WORK/edge6.txt" --expect-trie-bug
+for e in $ENGINES; do
+  FIBTOOL_ENV=FIBTOOL_LPM=$e compare "edge4 (lpm engine $e)" 4 "$WORK/edge4.txt" --expect-trie-bug
+  FIBTOOL_ENV=FIBTOOL_LPM=$e compare "edge6 (lpm engine $e)" 6 "$WORK/edge6.txt" --expect-trie-bug
+  FIBTOOL_ENV=FIBTOOL_LPM=$e compare "hosts4 (lpm engine $e)" 4 "$WORK/hosts4.txt"
+done
 compare hosts4 4 "$WORK/hosts4.txt"
 compare hosts6 6 "$WORK/hosts6.txt"
 finish
