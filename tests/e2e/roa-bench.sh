@@ -10,8 +10,9 @@
 # Env: ROA_RUNS       runs per build and variant (default 3; the argument wins)
 #      ROA_VARIANTS   any of "none off on" (default all three)
 #      ROA_CPU        CPU for bird (default 1; the rig and GoBGP get the other)
-#      ROA_MAX_OTHER  a run during which other processes took more CPU seconds
-#                     than this on bird's CPU is repeated once (default 1.0)
+#      ROA_MAX_OTHER  a run during which other processes (not niced ones) took
+#                     more CPU seconds than this on bird's CPU is repeated once
+#                     (default 1.0); niced ones are reported
 #
 # The rig: namespaces bb-roa-feed (gobgpd, fed once by tests/e2e/feeder) and
 # bb-roa-dut (bird, started afresh for every run, same addresses for both
@@ -35,6 +36,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RUNS=${1:-${ROA_RUNS:-3}}
 VARIANTS=${ROA_VARIANTS:-none off on}
 BIRD_CPU=${ROA_CPU:-1}
+NCPU=$(nproc)   # before the rig pins itself
 MAX_OTHER=${ROA_MAX_OTHER:-1.0}
 RUN=$RIG_TOP/build/roa-bench
 DATA=$RUN/data
@@ -83,7 +85,9 @@ trap 'exit 130' INT TERM
 mkdir -p "$RUN"
 cleanup
 find "$RUN" -mindepth 1 -maxdepth 1 ! -name data -exec rm -rf {} +
-[ "$(nproc)" -gt 1 ] && taskset -pc $((1 - BIRD_CPU)) $$ >/dev/null    # rig, birdc, GoBGP off bird's CPU
+if [ "$NCPU" -gt 1 ]; then   # the rig, birdc and GoBGP off bird's CPU
+  taskset -pc "$( [ "$BIRD_CPU" = 0 ] && echo 1 || echo 0 )" $$ >/dev/null || exit 1
+fi
 
 # ------------------------------------------------------------------ data
 if [ ! -s "$DATA/expected.txt" ] || [ "$HERE/roa/mkroa.py" -nt "$DATA/expected.txt" ]; then
@@ -115,10 +119,10 @@ cli() { "$CUR_BIN/birdc" -s "$CUR_DIR/bird.ctl" "$@" 2>/dev/null; }
 # Polled, so cheap on the rig's CPU: bash builtins only.
 # cpu_ns PID -- CPU time of all threads of PID, ns (schedstat: exact, not ticks)
 cpu_ns() { local f a s=0; for f in /proc/"$1"/task/*/schedstat; do read -r a _ < "$f"; s=$((s + a)); done; echo $s; }
-# busy_ns CPU -- time CPU spent in processes (user, nice, system; not irq or
-# softirq), ns (from /proc/stat, in USER_HZ ticks)
+# busy_ns CPU -- "<user + system> <nice>": time CPU spent in processes at
+# nice 0 or below and in niced ones (not irq, softirq, idle), ns (/proc/stat)
 busy_ns() { local c u n y; while read -r c u n y _; do
-  [ "$c" = "cpu$1" ] && { echo $(( (u + n + y) * 1000000000 / HZ )); return; }; done < /proc/stat; }
+  [ "$c" = "cpu$1" ] && { echo "$(( (u + y) * 1000000000 / HZ )) $(( n * 1000000000 / HZ ))"; return; }; done < /proc/stat; }
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
 ns_s() { awk -v n="$1" 'BEGIN {printf "%.3f", n / 1e9}'; }
 
@@ -194,30 +198,32 @@ one_run() {
   t0=$(now_ms)
   rig_bird bird "$DUT" "$CUR_BIN" "$CUR_DIR/bird.conf" "$CUR_DIR" || return 1
   CUR_PID=$(cat "$CUR_DIR/bird.pid")
-  [ "$(nproc)" -gt 1 ] && taskset -a -pc "$BIRD_CPU" "$CUR_PID" >/dev/null
+  [ "$NCPU" -gt 1 ] && { taskset -a -pc "$BIRD_CPU" "$CUR_PID" >/dev/null || return 1; }
   for _ in $(seq 600); do
     [ "$(static_routes roa4s)/$(static_routes roa6s)" = "$NROA4/$NROA6" ] && break
     sleep 0.05
   done
   l_ms=$(( $(now_ms) - t0 ))
   [ "$(static_routes roa4s)/$(static_routes roa6s)" = "$NROA4/$NROA6" ] || { echo "FAIL $CUR_TAG: ROA tables not filled" >&2; return 1; }
-  local b0 c0
-  b0=$(busy_ns "$BIRD_CPU"); c0=$(cpu_ns "$CUR_PID")
+  local b0 n0 b1 n1 c0
+  read -r b0 n0 < <(busy_ns "$BIRD_CPU"); c0=$(cpu_ns "$CUR_PID")
   import_family 4 "$WANT4" || return 1
   local up4=$up_ms imp4=$imp_ms cpu4=$imp_cpu
   import_family 6 "$WANT6" || return 1
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$CUR_PID/status")
   read -r m4 s4 w4p w4c < <(verdicts master4 r4)
   read -r m6 s6 w6p w6c < <(verdicts master6 r6)
-  local foreign=$(( $(busy_ns "$BIRD_CPU") - b0 - ($(cpu_ns "$CUR_PID") - c0) ))
+  read -r b1 n1 < <(busy_ns "$BIRD_CPU")
+  local foreign=$(( b1 - b0 - ($(cpu_ns "$CUR_PID") - c0) )) niced=$((n1 - n0))
   cli show memory > "$CUR_DIR/memory"
   [ "$x" = bloombird ] && for t in r4 r6 master4 master6; do cli show fib "$t"; done > "$CUR_DIR/fib"
   echo "run=$r build=$x variant=$v load=$l_ms up4=$up4 imp4=$imp4 cpu4=$cpu4 up6=$up_ms imp6=$imp_ms" \
     "cpu6=$imp_cpu rss=$rss mark4=$m4 show4=$s4 walkplain4=$w4p walkroa4=$w4c" \
-    "mark6=$m6 show6=$s6 walkplain6=$w6p walkroa6=$w6c foreign=$(ns_s "$foreign")" > "$CUR_DIR/result"
-  printf '  %-24s load %4d ms | IPv4 import %6s s CPU %5s s | IPv6 import %6s s CPU %5s s | RSS %6d KiB | walk plain/roa_check v4 %s/%s v6 %s/%s s | other CPU %s s | %s %s\n' \
+    "mark6=$m6 show6=$s6 walkplain6=$w6p walkroa6=$w6c foreign=$(ns_s "$foreign") niced=$(ns_s "$niced")" \
+    "cpus=$(awk '/Cpus_allowed_list/ {print $2}' "/proc/$CUR_PID/status")" > "$CUR_DIR/result"
+  printf '  %-24s load %4d ms | IPv4 import %6s s CPU %5s s | IPv6 import %6s s CPU %5s s | RSS %6d KiB | walk plain/roa_check v4 %s/%s v6 %s/%s s | other CPU %s s, niced %s s | %s %s\n' \
     "$CUR_TAG" "$l_ms" "$(ms_s "$imp4")" "$cpu4" "$(ms_s "$imp_ms")" "$imp_cpu" "$rss" "$w4p" "$w4c" "$w6p" "$w6c" \
-    "$(ns_s "$foreign")" "$s4" "$s6"
+    "$(ns_s "$foreign")" "$(ns_s "$niced")" "$s4" "$s6"
   kill "$CUR_PID"
   for _ in $(seq 100); do kill -0 "$CUR_PID" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$CUR_PID" 2>/dev/null

@@ -22,7 +22,7 @@ def load_rows(path, want):
             r = dict(kv.split("=", 1) for kv in line.split())
             for k in ("load", "up4", "imp4", "up6", "imp6"):
                 r[k] = int(r[k]) / 1000
-            for k in ("cpu4", "cpu6", "walkplain4", "walkroa4", "walkplain6", "walkroa6", "foreign"):
+            for k in ("cpu4", "cpu6", "walkplain4", "walkroa4", "walkplain6", "walkroa6", "foreign", "niced"):
                 r[k] = float(r[k])
             r["run"] = int(r["run"])
             r["rss"] = int(r["rss"]) / 1024
@@ -158,12 +158,12 @@ def main():
     out.append("## Runs")
     out.append("")
     out.append("| run | build | variant | ROA load s | IPv4 import s | IPv4 CPU s | IPv6 import s | IPv6 CPU s "
-               "| RSS MiB | walk plain / roa_check v4, s | v6, s | other CPU s on bird's CPU |")
+               "| RSS MiB | walk plain / roa_check v4, s | v6, s | on bird's CPU: other / niced processes, CPU s |")
     out.append("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
-        out.append("| %d | %s | %s | %.2f | %.2f | %.3f | %.2f | %.3f | %.0f | %.3f / %.3f | %.3f / %.3f | %.2f |" % (
+        out.append("| %d | %s | %s | %.2f | %.2f | %.3f | %.2f | %.3f | %.0f | %.3f / %.3f | %.3f / %.3f | %.2f / %.2f |" % (
             r["run"], r["build"], r["variant"], r["load"], r["imp4"], r["cpu4"], r["imp6"], r["cpu6"], r["rss"],
-            r["walkplain4"], r["walkroa4"], r["walkplain6"], r["walkroa6"], r["foreign"]))
+            r["walkplain4"], r["walkroa4"], r["walkplain6"], r["walkroa6"], r["foreign"], r["niced"]))
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out + ".tmp", "w") as f:
         f.write("\n".join(out) + "\n")
@@ -182,8 +182,9 @@ def main():
     for v in variants:
         for b in BUILDS:
             print("range %-21s %-9s v4 CPU %s  v6 CPU %s  v4 import %s  v6 import %s  ns/check v4 %s v6 %s  "
-                  "other CPU %s" % (VNAME[v], b, rng(v, b, "cpu4"), rng(v, b, "cpu6"), rng(v, b, "imp4"),
-                                    rng(v, b, "imp6"), rng(v, b, "ns4"), rng(v, b, "ns6"), rng(v, b, "foreign")))
+                  "other CPU %s niced %s" % (VNAME[v], b, rng(v, b, "cpu4"), rng(v, b, "cpu6"), rng(v, b, "imp4"),
+                                    rng(v, b, "imp6"), rng(v, b, "ns4"), rng(v, b, "ns6"), rng(v, b, "foreign"),
+                                    rng(v, b, "niced")))
     for f in fails:
         print("FAIL " + f)
     if not fails:
