@@ -44,15 +44,16 @@ static int
 parse_addr(const char *s, struct addr *x)
 {
   unsigned char b[16];
-  snprintf(x->text, sizeof(x->text), "%s", s);
   if (inet_pton(AF_INET, s, b) == 1)
   {
+    inet_ntop(AF_INET, b, x->text, sizeof(x->text));
     x->v6 = 0;
     x->a[0] = ((uint32_t) b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
     return 0;
   }
   if (inet_pton(AF_INET6, s, b) == 1)
   {
+    inet_ntop(AF_INET6, b, x->text, sizeof(x->text));	/* Printed as bird prints it */
     x->v6 = 1;
     for (int i = 0; i < 4; i++)
       x->a[i] = ((uint32_t) b[4*i] << 24) | (b[4*i+1] << 16) | (b[4*i+2] << 8) | b[4*i+3];
