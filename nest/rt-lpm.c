@@ -273,8 +273,9 @@ rt_lpm_route(rtable *tab, const net_addr *n, int *done)
     lpm_lookup4(l->e, net4_prefix(n)) :
     lpm_lookup6(l->e, net6_prefix(n));
 
+  /* An address needs no length check (and so no look at the net) */
   net *r = (v == LPM_NONE) ? NULL : l->slot[v];
-  if (r && (r->n.addr->pxlen > n->pxlen))
+  if (r && (n->pxlen < net_max_prefix_length[n->type]) && (r->n.addr->pxlen > n->pxlen))
   {
     l->fallbacks++;
     return NULL;
