@@ -65,9 +65,9 @@ fib_show_one(struct cli *c, rtable *t)
     cli_printf(c, -CLI_FIB, "  Bloom filter:     off");
   else
   {
-    cli_printf(c, -CLI_FIB, "  Bloom filter:     %s%s (built %u times by the policy, dropped %u times; fib_find %s it)",
-	       state[b->state], b->pinned ? ", pinned" : "", b->activations, b->drops,
-	       b->ask_find ? "asks" : "does not ask");
+    cli_printf(c, -CLI_FIB, "  Bloom filter:     %s%s, %u hashes, %u counters/entry (built %u times by the policy, dropped %u times; fib_find %s it)",
+	       state[b->state], b->pinned ? ", pinned" : "", b->cf.hashes, b->cf.counters,
+	       b->activations, b->drops, b->ask_find ? "asks" : "does not ask");
     cli_printf(c, -CLI_FIB, "  Policy window:    %lu lookup misses, %lu updates (build at 4 x misses > entries / 2 + 2 x updates, drop at updates > entries / 2 + 4 x misses)",
 	       b->pol_miss, b->pol_upd);
   }
@@ -82,9 +82,9 @@ fib_show_one(struct cli *c, rtable *t)
     u64 pos = b->queries - b->negatives;
     u64 absent = b->negatives + b->false_pos;
 
-    cli_printf(c, -CLI_FIB, "  Filter size:      %u bytes (%s B/entry), %u hashes, %u counters/entry, sized for %u entries",
+    cli_printf(c, -CLI_FIB, "  Filter size:      %u bytes (%s B/entry), sized for %u entries",
 	       fib_bloom_size(b), fib_show_frac((double) fib_bloom_size(b) / MAX(f->entries, 1), 1),
-	       b->cf.hashes, b->cf.counters, b->capacity);
+	       b->capacity);
     cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
 	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
     cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",

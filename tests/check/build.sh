@@ -16,7 +16,7 @@ check "the error names the actual sha256" grep -q "actual:   $got" <<< "$out"
 check "nothing is left under the tarball's name" [ ! -e "$WORK/out/bird2_2.17.5.orig.tar.gz" ]
 
 # ./configure --with-bird-tarball: a good local copy is accepted, a missing one is not
-(cd "$WORK" && mkdir cfg && cd cfg && cp -r "$top/configure.ac" "$top/Makefile.in" "$top/bird-patches" "$top/tools" . && \
+(cd "$WORK" && mkdir cfg && cd cfg && cp -r "$top/configure.ac" "$top/Makefile.in" "$top/bird-patches" "$top/tools" "$top/nest" "$top/sysdep" "$top/proto" . && \
   autoconf && ./configure --with-bird-tarball="$top/upstream/bird2_2.17.5.orig.tar.gz" > conf.out 2>&1)
 check "configure accepts --with-bird-tarball with a local copy" grep -q "upstream tarball:  $top/upstream/bird2_2.17.5.orig.tar.gz" "$WORK/cfg/conf.out"
 out=$(cd "$WORK/cfg" && ./configure --with-bird-tarball=/nonexistent 2>&1)
