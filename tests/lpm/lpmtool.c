@@ -1220,6 +1220,7 @@ main(int argc, char *argv[])
   if (argc < 3)
     goto usage;
 
+  optind = 0;		/* bt_init() runs getopt() again: start it afresh */
   bt_init(1, (char *[]) { "lpmtool", NULL });
   v6 = (argv[1][0] == '6');
   bits = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
