@@ -1214,7 +1214,11 @@ main(int argc, char **argv)
     if (dl_q[k].q)
       dl_put("queries.%s %u\n", dl_kinds[k], dl_q[k].n);
     else
+    {
       dl_put("# query file %s/%s: missing or empty, skipped\n", posv[2], dl_kinds[k]);
+      dl_put("queries.%s 0\n", dl_kinds[k]);
+      fprintf(stderr, "dpdk-lpm: %s/%s: missing or empty, skipped\n", posv[2], dl_kinds[k]);
+    }
   fflush(stdout);
 
   uint need = dl_tbl8_needed();
