@@ -10,6 +10,10 @@
 # Env: ROA_RUNS       runs per build and variant (default 3; the argument wins)
 #      ROA_VARIANTS   any of "none off on" (default all three)
 #      ROA_CPU        CPU for bird (default 1; the rig and GoBGP get the other)
+#      ROA_PERF       1: profile bird over each IPv4 import (perf record, cpu-clock
+#                     samples with call graphs) into RUN/DIR/perf4.data and print
+#                     its top symbols (for finding where CPU time goes, not for
+#                     the figures: sampling costs bird a little CPU)
 #      ROA_MAX_OTHER  a run during which other processes (not niced ones) took
 #                     more CPU seconds than this on bird's CPU is repeated once
 #                     (default 1.0); niced ones are reported
@@ -38,6 +42,7 @@ VARIANTS=${ROA_VARIANTS:-none off on}
 BIRD_CPU=${ROA_CPU:-1}
 NCPU=$(nproc)   # before the rig pins itself
 MAX_OTHER=${ROA_MAX_OTHER:-1.0}
+PERF=${ROA_PERF:-0}
 RUN=$RIG_TOP/build/roa-bench
 DATA=$RUN/data
 OUT=$RIG_TOP/build/bench/roa.md
@@ -207,7 +212,19 @@ one_run() {
   [ "$(static_routes roa4s)/$(static_routes roa6s)" = "$NROA4/$NROA6" ] || { echo "FAIL $CUR_TAG: ROA tables not filled" >&2; return 1; }
   local b0 n0 b1 n1 c0
   read -r b0 n0 < <(busy_ns "$BIRD_CPU"); c0=$(cpu_ns "$CUR_PID")
+  local perf_pid=""
+  if [ "$PERF" = 1 ]; then
+    perf record -q -e cpu-clock -F 1999 -g -p "$CUR_PID" -o "$CUR_DIR/perf4.data" 2>"$CUR_DIR/perf4.err" &
+    perf_pid=$!
+    sleep 0.5
+  fi
   import_family 4 "$WANT4" || return 1
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null
+    perf report -i "$CUR_DIR/perf4.data" --stdio --no-children --sort symbol 2>/dev/null |
+      grep -E '^ +[0-9.]+%' | head -25 > "$CUR_DIR/perf4.top"
+    echo "  $CUR_TAG: top symbols over the IPv4 import (perf, cpu-clock)"; sed 's/^/    /' "$CUR_DIR/perf4.top"
+  fi
   local up4=$up_ms imp4=$imp_ms cpu4=$imp_cpu
   import_family 6 "$WANT6" || return 1
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$CUR_PID/status")
