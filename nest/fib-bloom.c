@@ -47,6 +47,42 @@
  * more; its filter is rebuilt by a walk of its own when it overfills.
  */
 
+/**
+ * DOC: Upkeep policy
+ *
+ * A filter pays on lookups that miss (each negative saves a chain walk,
+ * and an LPM walk skips most lengths) and costs on every insert and delete
+ * (a line of counters to update, guards to count) and in memory. BGP
+ * tables import far more than they are asked, so by default a FIB keeps no
+ * filter: it starts %FIB_BLOOM_DORMANT, where only the per-length counts
+ * are kept (one increment per update) and fib_find() is stock's chain walk
+ * plus a test of @ask_find; a miss calls fib_bloom_find_missed() out of
+ * line to count it, a hit calls nothing.
+ *
+ * Misses (fib_find() misses, chain probes of LPM walks that found nothing)
+ * and updates are counted in @pol_miss and @pol_upd, both halved whenever
+ * their sum passes half the entries (plus a floor of 4096), so the policy
+ * sees recent history at the table's own scale. Every
+ * %FIB_BLOOM_POLICY_EVERY events fib_bloom_policy() decides: a dormant FIB
+ * of at least %FIB_BLOOM_MIN_ORDER gets its filter, built in one batched,
+ * prefetched pass over the nodes, once 4 x misses > entries / 2 + 2 x
+ * updates; an active one drops it once updates > entries / 2 + 4 x misses.
+ * The two conditions cannot hold together, so the state does not flap.
+ *
+ * An active filter is asked by fib_find() only while it answers. Asking,
+ * calls and misses are counted in windows of %FIB_BLOOM_POLICY_EVERY calls,
+ * and the next window asks too if at least an eighth of this one's calls
+ * missed; not asking, fib_find() runs the same code as without a filter
+ * (hits count nothing), and after %FIB_BLOOM_REASK misses it asks again
+ * for a window. With rare misses, few windows ask; with common ones, most.
+ * LPM walks always use an active filter: there most tested lengths miss
+ * (a dormant FIB's LPM walks probe the chains of the lengths in use, and
+ * count each probe that misses). fib_bloom_pin() keeps a filter active for
+ * tests and tools. No state changes an answer: a dormant FIB answers with
+ * stock's walks, an active one with the filter's, which never gives a
+ * false negative.
+ */
+
 #include "nest/bird.h"
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
@@ -231,7 +267,7 @@ fib_bloom_rebuild_end(struct fib *f)
 
   bloom_flush_batch(b);
   b->rebuilding = 0;
-  b->ask_find = 1;		/* The policy's next window decides */
+  b->ask_find = 1;		/* The next window decides */
 }
 
 /**
@@ -317,11 +353,12 @@ fib_bloom_pin(struct fib *f, int pin)
 }
 
 /**
- * fib_bloom_find_window - a window of fib_find() calls is over
+ * fib_bloom_find_window - a window of fib_find() calls through the filter is over
  * @b: filter state
  *
- * fib_find() asks an active filter in the next window if at least an
- * eighth of the calls of this one missed; then the policy runs.
+ * fib_find() asks an active filter in the next window too if at least an
+ * eighth of the calls of this one missed; otherwise it stops asking until
+ * %FIB_BLOOM_REASK misses have passed. Then the policy runs.
  */
 void
 fib_bloom_find_window(struct fib_bloom *b)
@@ -330,6 +367,29 @@ fib_bloom_find_window(struct fib_bloom *b)
   b->find_miss = 0;
   b->find_left = FIB_BLOOM_POLICY_EVERY;
   fib_bloom_policy(b->fib);
+}
+
+/**
+ * fib_bloom_find_missed - fib_find() without the filter found nothing
+ * @b: filter state
+ *
+ * Out of line: fib_find() that does not ask the filter calls nothing on a
+ * hit and this on a miss, the event that may make a filter pay: it counts
+ * for the policy, and after %FIB_BLOOM_REASK of them an active filter is
+ * asked again for a window.
+ */
+void
+fib_bloom_find_missed(struct fib_bloom *b)
+{
+  b->pol_miss++;
+  if (fib_bloom_active(b) && (++b->find_miss >= FIB_BLOOM_REASK))
+  {
+    b->ask_find = 1;
+    b->find_miss = 0;
+    b->find_left = FIB_BLOOM_POLICY_EVERY;
+  }
+
+  fib_bloom_tick(b);
 }
 
 /**
@@ -410,10 +470,12 @@ fib_bloom_del(struct fib *f, const net_addr *a)
  * @f: FIB with an active filter
  * @a: net to find
  *
- * The bucket is prefetched while the filter line is on its way; a
- * negative answers without touching the chain.
+ * fib_find() calls it while it asks the filter. The bucket is prefetched
+ * while the filter line is on its way; a negative answers without touching
+ * the chain. Never inlined into fib_find(): its registers would cost
+ * fib_find()'s chain path (the one hits take) saves and restores per call.
  */
-void *
+__attribute__((noinline)) void *
 fib_bloom_find(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;

@@ -69,6 +69,8 @@ enum fib_bloom_state {
 
 #define FIB_BLOOM_POLICY_EVERY	256	/* Events between policy checks */
 
+#define FIB_BLOOM_REASK		32	/* Misses that make fib_find() ask an active filter again */
+
 /* Per-FIB state: the filter (when it pays), the per-length prefix counts
  * (always) and the policy's counters. Allocated from the FIB's pool. */
 struct fib_bloom {
@@ -194,8 +196,9 @@ fib_bloom_probe_missed(struct fib_bloom *b)
 { b->pol_miss++; }
 
 void fib_bloom_find_window(struct fib_bloom *b);
+void fib_bloom_find_missed(struct fib_bloom *b);	/* fib_find() without the filter found nothing */
 
-/* fib_find() without the filter: a hit costs one decrement */
+/* fib_find() through the filter: calls and misses counted in windows */
 static inline void
 fib_bloom_find_seen(struct fib_bloom *b, int miss)
 {

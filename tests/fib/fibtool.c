@@ -8,6 +8,12 @@
  *
  *	fibtool diff  4|6 TABLE SEED   answers of every query, one per line
  *	fibtool bench 4|6 TABLE SEED   ns/op of each operation (median of 5)
+ *	fibtool count 4|6 TABLE SEED   each operation once over its queries, in
+ *				       a function of its own (count_NAME), for
+ *				       valgrind --tool=callgrind --toggle-collect
+ *				       (tests/bench/count: instructions and
+ *				       simulated cache misses per operation,
+ *				       exact and free of the VM's noise)
  *
  *	In diff mode the patched build pins its filters active (the path that
  *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
@@ -208,6 +214,11 @@ cmp_double(const void *a, const void *b)
 
 static volatile uintptr_t sink;
 
+/* Tables and query sets, shared by main() and the count_*() functions */
+static rtable *tf, *tt, *tr, *trt;
+static struct qset hit, miss, in, any, roa;
+static uint churn_type;
+
 /*
  * Median of 5 rounds of ns per query. Latency: each query's address depends
  * on the previous answer (through a zero the compiler cannot see), so the
@@ -286,13 +297,124 @@ perf_stop(const char *name, double ops)
   BENCH_ONE(name "_tput", qs, expr, 0);						\
 } while (0)
 
+/*
+ * Count mode. Each operation runs over its query set in a function of its
+ * own, twice: warm_NAME() first (caches, branch history and the filter's
+ * upkeep policy settle as in bench mode), then count_NAME(), the one that
+ * callgrind collects. The order follows bench mode; misses are counted
+ * again once the policy has built the filter. Hits are counted on
+ * the trie table's FIB (no lookup has missed there: no filter, the path of
+ * a table that only imports) and on the fib table's, whose filter the
+ * misses of the query generation built (a filter that fib_find() keeps
+ * counting for but does not ask while hits dominate).
+ */
+/* Kept apart: not inlined, cloned or folded with their identical twins */
+#define NOINLINE __attribute__((noipa))
+
+#define COUNT_OP(name, qs, expr)						\
+  static NOINLINE uintptr_t warm_##name(void) {				\
+    uintptr_t acc = 0;								\
+    for (uint i = 0; i < (qs).n; i++) { const net_addr *q = &(qs).q[i].n; u32 asn = (qs).asn[i]; \
+      (void) asn; acc += (uintptr_t) (expr); }					\
+    return acc; }								\
+  static NOINLINE uintptr_t count_##name(void) {				\
+    uintptr_t acc = 0;								\
+    for (uint i = 0; i < (qs).n; i++) { const net_addr *q = &(qs).q[i].n; u32 asn = (qs).asn[i]; \
+      (void) asn; acc += (uintptr_t) (expr); }					\
+    return acc; }
+
+COUNT_OP(fib_find_hit_dormant, hit, fib_find(&tt->fib, q))
+COUNT_OP(fib_find_hit, hit, fib_find(&tf->fib, q))
+COUNT_OP(fib_find_miss, miss, fib_find(&tf->fib, q))
+COUNT_OP(fib_find_miss_filter_built, miss, fib_find(&tf->fib, q))
+COUNT_OP(fib_find_hit_after_misses, hit, fib_find(&tf->fib, q))
+COUNT_OP(net_route_in, in, net_route(tf, q))
+COUNT_OP(net_route_in_trie, in, net_route(tt, q))
+COUNT_OP(net_route_random, any, net_route(tf, q))
+COUNT_OP(net_route_random_trie, any, net_route(tt, q))
+COUNT_OP(fib_route_in, in, fib_route(&tf->fib, q))
+COUNT_OP(roa_check, roa, net_roa_check(tr, q, asn))
+COUNT_OP(roa_check_trie, roa, net_roa_check(trt, q, asn))
+
+/* The whole table into a fresh FIB, then out again */
+static NOINLINE uintptr_t
+count_fib_get_insert(rtable *tx)
+{
+  uintptr_t acc = 0;
+  for (uint i = 0; i < nets_n; i++)
+    acc += (uintptr_t) fib_get(&tx->fib, &nets[i].n);
+  return acc;
+}
+
+static NOINLINE uintptr_t
+count_fib_find_delete(rtable *tx)
+{
+  uintptr_t acc = 0;
+  for (uint i = 0; i < nets_n; i++)
+  {
+    void *n = fib_find(&tx->fib, &nets[i].n);
+    acc += (uintptr_t) n;
+    if (n)
+      fib_delete(&tx->fib, n);
+  }
+  return acc;
+}
+
+static int
+count_all(uint nq)
+{
+#define RUN(name) do { sink += warm_##name(); sink += count_##name(); printf("%-26s %u\n", #name, nq); } while (0)
+  RUN(fib_find_hit_dormant);
+  RUN(fib_find_hit);
+  RUN(fib_find_miss);
+#ifdef BLOOMBIRD
+  /* More misses, until the policy builds the filter (IPv4 needs more than one pass) */
+  for (int k = 0; (k < 64) && !fib_bloom_active(tf->fib.bloom); k++)
+    sink += warm_fib_find_miss();
+  printf("# fib filter %s\n", fib_bloom_active(tf->fib.bloom) ? "built" : "not built");
+#endif
+  RUN(fib_find_miss_filter_built);
+  RUN(fib_find_hit_after_misses);
+  RUN(net_route_in);
+  RUN(net_route_in_trie);
+  RUN(net_route_random);
+  RUN(net_route_random_trie);
+  RUN(fib_route_in);
+  RUN(roa_check);
+  RUN(roa_check_trie);
+#undef RUN
+
+  /* Churn: once to warm up, once counted */
+  for (int k = 0; k < 2; k++)
+  {
+    pool *px = rp_new(&root_pool, "churn");
+    rtable *tx = new_table(px, churn_type, 0);
+    if (!k)
+    {
+      for (uint i = 0; i < nets_n; i++)
+	sink += (uintptr_t) fib_get(&tx->fib, &nets[i].n);
+      for (uint i = 0; i < nets_n; i++)
+	fib_delete(&tx->fib, fib_find(&tx->fib, &nets[i].n));
+    }
+    else
+    {
+      sink += count_fib_get_insert(tx);
+      sink += count_fib_find_delete(tx);
+    }
+    rfree(px);
+  }
+  printf("%-26s %u\n%-26s %u\n", "fib_get_insert", nets_n, "fib_find_delete", nets_n);
+  return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
   if (argc < 5)
-    die("usage: fibtool diff|bench 4|6 TABLE SEED");
+    die("usage: fibtool diff|bench|count 4|6 TABLE SEED");
 
-  int bench = !strcmp(argv[1], "bench");
+  int count = !strcmp(argv[1], "count");
+  int bench = count || !strcmp(argv[1], "bench");
   v6 = (argv[2][0] == '6');
   rs = strtoull(argv[4], NULL, 10) * 0x9e3779b97f4a7c15ULL + 1;
   zero = (argc > 99);		/* 0, unknown to the compiler */
@@ -304,10 +426,11 @@ main(int argc, char *argv[])
   uint type = v6 ? NET_IP6 : NET_IP4;
   pool *p = rp_new(&root_pool, "fibtool");
   pool *pf = rp_new(p, "fib only");
-  rtable *tf = new_table(pf, type, 0);
-  rtable *tt = new_table(p, type, 1);
-  rtable *tr = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 0);
-  rtable *trt = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 1);
+  tf = new_table(pf, type, 0);
+  tt = new_table(p, type, 1);
+  tr = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 0);
+  trt = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 1);
+  churn_type = type;
 
   for (uint i = 0; i < nets_n; i++)
   {
@@ -340,8 +463,8 @@ main(int argc, char *argv[])
   uint entries = tf->fib.entries;
 
   /* Queries: as many as prefixes in diff mode, a sample in bench mode */
-  uint nq = bench ? MIN(entries, 200000U) : entries;
-  struct qset hit = qset_new(nq), miss = qset_new(nq), in = qset_new(nq), any = qset_new(nq), roa = qset_new(nq);
+  uint nq = count ? MIN(entries, 50000U) : bench ? MIN(entries, 200000U) : entries;
+  hit = qset_new(nq), miss = qset_new(nq), in = qset_new(nq), any = qset_new(nq), roa = qset_new(nq);
   for (uint i = 0; i < nq; i++)
   {
     uint j = rnd_n(nets_n);
@@ -393,6 +516,9 @@ main(int argc, char *argv[])
     return 0;
   }
 
+  if (count)
+    return count_all(nq);
+
   /* Bench: memory first, then lookups, then churn */
   printf("# %s entries %u queries %u\n", v6 ? "ipv6" : "ipv4", entries, nq);
   perf_open();
@@ -405,6 +531,7 @@ main(int argc, char *argv[])
   printf("%-24s %10.1f\n", "mem_filter_B_per_prefix", 0.0);
 #endif
 
+  BENCH("fib_find_hit_dormant", hit, fib_find(&tt->fib, q));
   BENCH("fib_find_hit", hit, fib_find(&tf->fib, q));
   BENCH("fib_find_miss", miss, fib_find(&tf->fib, q));
 #ifdef BLOOMBIRD
