@@ -371,16 +371,19 @@ fib_bloom_find_window(struct fib_bloom *b)
 
 /**
  * fib_bloom_find_missed - fib_find() without the filter found nothing
- * @b: filter state
+ * @f: FIB
  *
  * Out of line: fib_find() that does not ask the filter calls nothing on a
  * hit and this on a miss, the event that may make a filter pay: it counts
  * for the policy, and after %FIB_BLOOM_REASK of them an active filter is
- * asked again for a window.
+ * asked again for a window. It takes the FIB, not its &fib_bloom: then
+ * fib_find() holds no pointer to the latter across its walk (one register
+ * saved and restored less per call).
  */
 void
-fib_bloom_find_missed(struct fib_bloom *b)
+fib_bloom_find_missed(struct fib *f)
 {
+  struct fib_bloom *b = f->bloom;
   b->pol_miss++;
   if (fib_bloom_active(b) && (++b->find_miss >= FIB_BLOOM_REASK))
   {

@@ -196,7 +196,7 @@ fib_bloom_probe_missed(struct fib_bloom *b)
 { b->pol_miss++; }
 
 void fib_bloom_find_window(struct fib_bloom *b);
-void fib_bloom_find_missed(struct fib_bloom *b);	/* fib_find() without the filter found nothing */
+void fib_bloom_find_missed(struct fib *f);	/* fib_find() without the filter found nothing */
 
 /* fib_find() through the filter: calls and misses counted in windows */
 static inline void
