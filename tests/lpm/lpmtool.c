@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1003,6 +1004,8 @@ key(const char *k, const char *fmt, ...)
   va_end(args);
 }
 
+static long region_huge_kb(const struct lpm_engine *e);
+
 static int
 cmd_bench(const char *table, const char *dir, const char *updates)
 {
@@ -1027,6 +1030,7 @@ cmd_bench(const char *table, const char *dir, const char *updates)
   key("prefixes", "%u", ntab);
   key("variants", "%s", variants_str());
   key("cpu", "%d", sched_getcpu());
+  key("thp", "%s", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1 ? "off" : "advised");
 
   /* Whole-table builds, each into a fresh engine */
   double bt[3];
@@ -1047,6 +1051,7 @@ cmd_bench(const char *table, const char *dir, const char *updates)
   key("mem.lookup.bytes", "%lu", (ulong) s.mem_lookup);
   key("mem.control.bytes", "%lu", (ulong) s.mem_control);
   key("units", "%lu", (ulong) s.units);
+  key("mem.lookup.hugepages_kb", "%ld", region_huge_kb(e));
 
   for (uint v = 0; v < LPM_VAR_MAX; v++)
   {
@@ -1142,10 +1147,33 @@ cmd_bench(const char *table, const char *dir, const char *updates)
  *	plans (simd)
  */
 
+/* Huge pages backing the simd engine's region, kB (-1: unknown) */
+static long
+region_huge_kb(const struct lpm_engine *e)
+{
+  if (strcmp(cls->name, "simd"))
+    return -1;
+  ulong base = (ulong) sjt_region_base(e), lo, hi;
+  char line[256];
+  FILE *f = fopen("/proc/self/smaps", "r");
+  long kb = -1;
+  int in = 0;
+  while (f && fgets(line, sizeof(line), f))
+  {
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+      in = (base >= lo) && (base < hi);
+    else if (in && !strncmp(line, "AnonHugePages:", 14))
+      kb = atol(line + 14);
+  }
+  if (f)
+    fclose(f);
+  return kb;
+}
+
 static int
 cmd_plans(const char *table, char **plans, uint np)
 {
-  static const char *def4[] = { "16-8-8", "20-4-8", "18-6-8", "16-4-4-4-4", "8-8-8-8" };
+  static const char *def4[] = { "16-8-8", "20-4-8", "18-6-8", "16-4-4-8", "16-4-4-4-4", "17-7-8" };
   static const char *def6[] = {
     "16-8-8-8-4-4-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-8-8-8-8-8-8-8-8-8-8-8-8",
@@ -1166,20 +1194,39 @@ cmd_plans(const char *table, char **plans, uint np)
   qs_in(&in, NQ);
   qs_random(&any, NQ);
 
+  struct lpm_engine *es[np];
+  double tb[np], tin[np][5], tany[np][5], tsc[np][5];
   for (uint i = 0; i < np; i++)
   {
     u8 st[SJT_MAX_LEVELS];
     int n = sjt_plan_parse(plans[i], st, SJT_MAX_LEVELS);
-    struct lpm_engine *e = (n > 0) ? sjt_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n) : NULL;
+    es[i] = (n > 0) ? sjt_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n) : NULL;
+    if (!es[i])
+      continue;
+    double t = now();
+    if (lpm_build(es[i], r, ntab) < 0)
+      die("build failed");
+    tb[i] = now() - t;
+  }
+
+  /* Rounds over all plans, so that noise from elsewhere hits them alike */
+  for (uint k = 0; k < 5; k++)
+    for (uint i = 0; i < np; i++)
+      if (es[i])
+      {
+	tin[i][k] = time_bulk(es[i], es[i]->variant, &in);
+	tany[i][k] = time_bulk(es[i], es[i]->variant, &any);
+	tsc[i][k] = time_bulk(es[i], LPM_VAR_SCALAR, &in);
+      }
+
+  for (uint i = 0; i < np; i++)
+  {
+    struct lpm_engine *e = es[i];
     if (!e)
     {
       printf("plan %s: refused\n", plans[i]);
       continue;
     }
-    double t = now();
-    if (lpm_build(e, r, ntab) < 0)
-      die("build failed");
-    t = now() - t;
 
     struct sjt_info inf;
     sjt_get_info(e, &inf);
@@ -1194,9 +1241,9 @@ cmd_plans(const char *table, char **plans, uint np)
     struct lpm_stats s;
     lpm_stats(e, &s);
 
-    printf("plan %-38s lookup %6.1f MB  control %6.1f MB  build %5.0f ms  %s in %5.2f ns  random %5.2f ns  scalar in %5.2f ns  rows:%s\n",
-	   plans[i], mem / 1e6, s.mem_control / 1e6, t * 1e3, lpm_variant_names[e->variant],
-	   time_bulk(e, e->variant, &in), time_bulk(e, e->variant, &any), time_bulk(e, LPM_VAR_SCALAR, &in), rows);
+    printf("plan %-38s huge %5ld kB  lookup %6.1f MB  control %6.1f MB  build %4.0f ms  %s in %5.2f ns  random %5.2f ns  scalar in %5.2f ns  rows:%s\n",
+	   plans[i], region_huge_kb(e), mem / 1e6, s.mem_control / 1e6, tb[i] * 1e3, lpm_variant_names[e->variant],
+	   median(tin[i], 5), median(tany[i], 5), median(tsc[i], 5), rows);
     lpm_free(e);
   }
   return 0;
@@ -1208,10 +1255,14 @@ main(int argc, char *argv[])
   const char *eng = "simd";
   int c;
 
-  while ((c = getopt(argc, argv, "e:t:")) >= 0)
+  int huge = 0;
+  bt_init(1, (char *[]) { "lpmtool", NULL });
+  optind = 1;
+  while ((c = getopt(argc, argv, "e:t:H")) >= 0)
     switch (c)
     {
     case 'e': eng = optarg; break;
+    case 'H': huge = 1; break;
     case 't': bench_secs = atoi(optarg); break;
     default: goto usage;
     }
@@ -1220,7 +1271,14 @@ main(int argc, char *argv[])
   if (argc < 3)
     goto usage;
 
-  bt_init(1, (char *[]) { "lpmtool", NULL });
+  /*
+   * BIRD turns transparent huge pages off for the whole process
+   * (PR_SET_THP_DISABLE, for its own allocator); -H allows them again for
+   * regions that ask (MADV_HUGEPAGE), as PR_THP_DISABLE_EXCEPT_ADVISED
+   * (Linux 6.18) does, or everywhere on older kernels.
+   */
+  if (huge && (prctl(PR_SET_THP_DISABLE, 1, 1 << 1, 0, 0) < 0) && (prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0) < 0))
+    die("cannot allow huge pages: %m");
   v6 = (argv[1][0] == '6');
   bits = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
   if (!(cls = lpm_class_find(eng)))
@@ -1242,7 +1300,7 @@ main(int argc, char *argv[])
 usage:
   fprintf(stderr, "usage: lpmtool [-e ENGINE] queries 4|6 TABLE SEED OUTDIR [CAPTURE]\n"
 	  "       lpmtool [-e ENGINE] check 4|6 TABLE [UPDATES]\n"
-	  "       lpmtool [-e ENGINE] [-t SECONDS] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
+	  "       lpmtool [-e ENGINE] [-t SECONDS] [-H] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
 	  "       lpmtool plans 4|6 TABLE [PLAN...]\n");
   return 2;
 }
