@@ -1129,8 +1129,18 @@ sjt_plan_ok(uint bits, const u8 *stride, uint levels)
  * Returns NULL for another net type, a plan sjt_plan_ok() refuses, a
  * variant lpm_variant_select() refuses, or no address space.
  */
+static struct lpm_engine *
+sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const char *shm_name);
+
 struct lpm_engine *
 sjt_new_plan(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels)
+{
+  return sjt_new_in(pp, net_type, variant, stride, levels, NULL);
+}
+
+/* The same, with the lookup region in shared memory @shm_name unless NULL */
+static struct lpm_engine *
+sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const char *shm_name)
 {
   if ((net_type != NET_IP4) && (net_type != NET_IP6))
     return NULL;
@@ -1144,7 +1154,9 @@ sjt_new_plan(pool *pp, uint net_type, uint variant, const u8 *stride, uint level
     return NULL;
 
   pool *p = rp_new(pp, "LPM simd");
-  struct lpm_region *reg = lpm_region_new(p, SJT_REGION_SIZE);
+  struct lpm_region *reg = shm_name ?
+    lpm_region_new_shm(p, shm_name, SJT_REGION_SIZE) :
+    lpm_region_new(p, SJT_REGION_SIZE);
   if (!reg)
   {
     rfree(p);
@@ -1202,9 +1214,9 @@ static struct lpm_engine *
 sjt_create(pool *p, uint net_type, const struct lpm_params *par)
 {
   if (net_type == NET_IP6)
-    return sjt_new_plan(p, net_type, par->variant, sjt_plan6, ARRAY_SIZE(sjt_plan6));
+    return sjt_new_in(p, net_type, par->variant, sjt_plan6, ARRAY_SIZE(sjt_plan6), par->shm_name);
   else
-    return sjt_new_plan(p, net_type, par->variant, sjt_plan4, ARRAY_SIZE(sjt_plan4));
+    return sjt_new_in(p, net_type, par->variant, sjt_plan4, ARRAY_SIZE(sjt_plan4), par->shm_name);
 }
 
 static void
