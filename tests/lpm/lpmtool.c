@@ -928,12 +928,17 @@ time_single(const struct lpm_engine *e, const struct qs *q)
   return median(r, 5);
 }
 
-/* Lookup loss while a thread applies the trace at 10x */
+/*
+ * Lookup loss while a thread applies the trace at 10x. The writer goes on
+ * through the trace from where the previous loaded window stopped (the
+ * trace's own timing, divided by @speed), so every window applies new
+ * updates, never the same ones again as no-ops.
+ */
 static struct {
   struct lpm_engine *e;
   _Atomic int stop;
   int cpu;
-  uint applied, late;
+  uint next, applied, late, wrapped;
   double speed;
 } ld;
 
@@ -948,9 +953,10 @@ loader_main(void *arg UNUSED)
     pthread_setaffinity_np(pthread_self(), sizeof(cs), &cs);
   }
 
-  double t0 = now();
-  for (uint i = 0; (i < nupd) && !atomic_load_explicit(&ld.stop, memory_order_relaxed); i++)
+  double t0 = now() - upd[ld.next].t / ld.speed;
+  while (!atomic_load_explicit(&ld.stop, memory_order_relaxed))
   {
+    uint i = ld.next;
     double due = t0 + upd[i].t / ld.speed, d = due - now();
     if (d > 0)
     {
@@ -961,6 +967,12 @@ loader_main(void *arg UNUSED)
       ld.late++;
     apply(ld.e, &upd[i]);
     ld.applied++;
+    if (++ld.next == nupd)
+    {
+      ld.next = 0;
+      ld.wrapped++;
+      t0 = now();
+    }
   }
   return NULL;
 }
@@ -1079,15 +1091,36 @@ cmd_bench(const char *table, const char *dir, const char *updates)
   {
     read_updates(updates);
 
-    /* As fast as possible, on top of the full table */
-    double t = now();
-    for (uint i = 0; i < nupd; i++)
-      if (apply(e, &upd[i]) < 0)
-	die("update failed");
-    t = now() - t;
+    /* As fast as possible, on top of the full table: median of 3 fresh tables */
+    double tu[3];
+    for (uint k = 0; k < 3; k++)
+    {
+      if (k)
+      {
+	lpm_free(e);
+	e = engine_new(LPM_VAR_AUTO);
+	if (lpm_build(e, r, ntab) < 0)
+	  die("build failed");
+      }
+      double t = now();
+      for (uint i = 0; i < nupd; i++)
+	if (apply(e, &upd[i]) < 0)
+	  die("update failed");
+      tu[k] = now() - t;
+    }
     key("updates.count", "%u", nupd);
-    key("updates.per_s", "%.0f", nupd / t);
+    key("updates.per_s", "%.0f", nupd / median(tu, 3));
     key("updates.trace_s", "%.0f", nupd ? upd[nupd - 1].t : 0.0);
+    key("updates.trace_per_s", "%.0f", nupd ? nupd / MAX(upd[nupd - 1].t, 1.0) : 0.0);
+
+    /* The whole table inserted route by route into an empty engine */
+    lpm_free(e);
+    e = engine_new(LPM_VAR_AUTO);
+    double t = now();
+    for (uint i = 0; i < ntab; i++)
+      if (lpm_update(e, &r[i].n.n, r[i].value, NULL) < 0)
+	die("update failed");
+    key("insert.per_s", "%.0f", ntab / (now() - t));
 
     /* Loss at 10x: baseline and loaded runs alternate, medians */
     lpm_free(e);
@@ -1095,7 +1128,6 @@ cmd_bench(const char *table, const char *dir, const char *updates)
     if (lpm_build(e, r, ntab) < 0)
       die("build failed");
     const struct qs *q = &qs[0];
-    double base[3], load[3];
     ld.e = e;
     ld.speed = 10;
     ld.cpu = -1;
@@ -1115,8 +1147,12 @@ cmd_bench(const char *table, const char *dir, const char *updates)
 	}
       }
 
+    /* Alternating windows without and with the writer; loss per pair */
+#define LOSS_ROUNDS 7
+    double base[LOSS_ROUNDS], load[LOSS_ROUNDS], pair[LOSS_ROUNDS];
     uint applied = 0;
-    for (uint k = 0; k < 3; k++)
+    ld.next = 0;
+    for (uint k = 0; k < LOSS_ROUNDS; k++)
     {
       base[k] = reader_rate(e, e->variant, q, bench_secs);
 
@@ -1128,15 +1164,26 @@ cmd_bench(const char *table, const char *dir, const char *updates)
       atomic_store(&ld.stop, 1);
       pthread_join(th, NULL);
       applied += ld.applied;
+      pair[k] = 100 * (1 - load[k] / base[k]);
     }
-    double b = median(base, 3), l = median(load, 3);
+    double b = median(base, LOSS_ROUNDS), l = median(load, LOSS_ROUNDS);
+    double pmin = pair[0], pmax = pair[0];
+    for (uint k = 1; k < LOSS_ROUNDS; k++)
+      pmin = MIN(pmin, pair[k]), pmax = MAX(pmax, pair[k]);
     key("loss.variant", "%s", lpm_variant_names[e->variant]);
+    key("loss.queries", "%s", q->name);
     key("loss.writer_cpu", "%d", ld.cpu);
-    key("loss.updates_per_s", "%.0f", applied / (3.0 * bench_secs));
+    key("loss.rounds", "%u", LOSS_ROUNDS);
+    key("loss.updates_applied", "%u", applied);
+    key("loss.updates_per_s", "%.0f", applied / ((double) LOSS_ROUNDS * bench_secs));
+    key("loss.trace_wrapped", "%u", ld.wrapped);
     key("loss.late_updates", "%u", ld.late);
     key("loss.base.mlps", "%.1f", b / 1e6);
     key("loss.loaded.mlps", "%.1f", l / 1e6);
     key("loss.pct", "%.2f", 100 * (1 - l / b));
+    key("loss.pair_median.pct", "%.2f", median(pair, LOSS_ROUNDS));
+    key("loss.pair_min.pct", "%.2f", pmin);
+    key("loss.pair_max.pct", "%.2f", pmax);
   }
 
   lpm_free(e);
@@ -1173,8 +1220,10 @@ region_huge_kb(const struct lpm_engine *e)
 static int
 cmd_plans(const char *table, char **plans, uint np)
 {
-  static const char *def4[] = { "16-8-8", "20-4-8", "18-6-8", "16-4-4-8", "16-4-4-4-4", "17-7-8" };
+  static const char *def4[] = { "20-4-8", "16-8-8", "18-6-8", "19-5-8", "16-4-4-8", "16-4-4-4-4", "17-7-8" };
   static const char *def6[] = {
+    "20-4-8-6-5-5-8-8-8-8-8-8-8-8-8-8",
+    "18-6-8-6-5-5-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-8-4-4-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-8-8-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-4-4-4-4-8-8-8-8-8-8-8-8-8-8",
