@@ -1102,11 +1102,22 @@ cmd_bench(const char *table, const char *dir, const char *updates)
 	if (lpm_build(e, r, ntab) < 0)
 	  die("build failed");
       }
+      struct sjt_info i0, i1;
+      int sjt = !strcmp(cls->name, "simd");
+      if (sjt)
+	sjt_get_info(e, &i0);
       double t = now();
       for (uint i = 0; i < nupd; i++)
 	if (apply(e, &upd[i]) < 0)
 	  die("update failed");
       tu[k] = now() - t;
+      if (sjt && !k)
+      {
+	/* Stores into live lookup memory: what a concurrent reader can feel */
+	sjt_get_info(e, &i1);
+	key("updates.element_writes", "%lu", (ulong) (i1.writes - i0.writes));
+	key("updates.element_writes_per_update", "%.1f", (double) (i1.writes - i0.writes) / MAX(nupd, 1U));
+      }
     }
     key("updates.count", "%u", nupd);
     key("updates.per_s", "%.0f", nupd / median(tu, 3));
