@@ -18,13 +18,17 @@
  * each other, so the CPU keeps a group's cache misses in flight together,
  * which is what the gathers of the vector variants do explicitly. Each
  * step is branch-free: a finished lane loads element 0 (always valid, in
- * cache) and keeps its leaf.
+ * cache) and keeps its leaf, by masks rather than a branch per lane.
  */
 
 #include "nest/bird.h"
 #include "nest/lpm-sjt.h"
 
-#define SJT_GROUP	8
+#define SJT_GROUP	16
+#define SJT_UNROLL	_Pragma("GCC unroll 16")
+
+/* All ones if @e links to a row; a mask, so that no branch is taken per lane */
+static inline u32 sjt_link_mask(u32 e) { return ~(u32) ((s32) e >> 31); }
 
 /**
  * sjt_view_init - view of a state-jump table
@@ -69,6 +73,7 @@ sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
   {
     u32 x[SJT_GROUP], e[SJT_GROUP];
 
+    SJT_UNROLL
     for (uint j = 0; j < SJT_GROUP; j++)
     {
       x[j] = ip4_to_u32(a[i + j]);
@@ -84,11 +89,12 @@ sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
 	break;
 
       uint sh = v->shift[k], mk = v->mask[k];
+      SJT_UNROLL
       for (uint j = 0; j < SJT_GROUP; j++)
       {
-	int l = sjt_is_link(e[j]);
-	u32 y = m[l ? e[j] + ((x[j] >> sh) & mk) : 0];
-	e[j] = l ? y : e[j];
+	u32 l = sjt_link_mask(e[j]);
+	u32 y = m[(e[j] + ((x[j] >> sh) & mk)) & l];
+	e[j] = (y & l) | (e[j] & ~l);
       }
     }
 
@@ -111,6 +117,7 @@ sjt_bulk6_scalar(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
     u32 e[SJT_GROUP];
     const ip6_addr *g = a + i;
 
+    SJT_UNROLL
     for (uint j = 0; j < SJT_GROUP; j++)
       e[j] = m[g[j].addr[0] >> v->shift[0]];
 
@@ -123,11 +130,12 @@ sjt_bulk6_scalar(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
 	break;
 
       uint w = v->word[k], sh = v->shift[k], mk = v->mask[k];
+      SJT_UNROLL
       for (uint j = 0; j < SJT_GROUP; j++)
       {
-	int l = sjt_is_link(e[j]);
-	u32 y = m[l ? e[j] + ((g[j].addr[w] >> sh) & mk) : 0];
-	e[j] = l ? y : e[j];
+	u32 l = sjt_link_mask(e[j]);
+	u32 y = m[(e[j] + ((g[j].addr[w] >> sh) & mk)) & l];
+	e[j] = (y & l) | (e[j] & ~l);
       }
     }
 

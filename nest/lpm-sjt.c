@@ -19,13 +19,20 @@
  * one never-moving &lpm_region, so lookup memory holds no pointers and
  * can be read through a &sjt_view from anywhere.
  *
- * Stride plans. The root takes 16 bits, rows 8 bits (Spider's plan) for
- * IPv4; IPv6 uses 16, 8, 8, 8, then two 4-bit levels up to /48, then
- * 8-bit rows: the real tier-1 table has most of its prefixes at /32-/48,
- * thinly spread, so 8-bit rows there would be mostly copies of one value
- * (39 MB for the 160k table) while 4-bit rows at /40-/48 cost one more
- * step for the deepest prefixes and bring it to about 23 MB (`lpmtool
- * plans' prints the alternatives with their memory and speed).
+ * Stride plans, chosen by measurement on the real tier-1 tables (`lpmtool
+ * plans' prints memory and speed of any plan; docs/lpm-results.md has the
+ * figures). IPv4: a 20-bit root, 4-bit rows to /24, 8-bit rows to /32.
+ * Spider's 16-8-8 spends a 256-element row on every /16 holding a longer
+ * prefix, and values here are per prefix, so those rows are mostly copies
+ * of a few covering answers: 26.7 MB for 902k prefixes, against 13.7 MB
+ * with 20-4-8 at the same two loads for a /24 and the same batch speed
+ * (a 4-bit row is one cache line; the 4 MB root stays in the L3 cache).
+ * IPv6: 20, 4, 8 to /32, then 6, 5, 5 to /48, then 8-bit rows: the tier-1
+ * table has most prefixes at /32-/48, thinly spread, so 8-bit rows there
+ * would be mostly copies (39 MB for 160k prefixes, 8-8 from /32 to /48)
+ * while the 6-5-5 split costs one more load for the deepest prefixes and
+ * keeps the table at about 22 MB; of the plans within the 32 MB target it
+ * measured fastest for addresses inside prefixes.
  * sjt_new_plan() takes any plan whose levels do not cross a 32-bit word.
  *
  * Route aggregation. A row whose elements are all the same answer is not
@@ -85,8 +92,8 @@
 #define SJT_REGION_SIZE		(1ULL << 30)	/* Reserved, touched as needed */
 #define SJT_HASH_MIN_ORDER	8
 
-static const u8 sjt_plan4[] = { 16, 8, 8 };
-static const u8 sjt_plan6[] = { 16, 8, 8, 8, 4, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8 };
+static const u8 sjt_plan4[] = { 20, 4, 8 };
+static const u8 sjt_plan6[] = { 20, 4, 8, 6, 5, 5, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8 };
 
 /* A node of the control trie: one (possible) row */
 struct sjt_node {

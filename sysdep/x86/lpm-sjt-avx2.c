@@ -9,7 +9,8 @@
  * DOC: simd LPM engine, AVX2 lookups
  *
  * The AVX-512 scheme (sysdep/x86/lpm-sjt-avx512.c) with eight lanes per
- * vector and two vectors at a time (16 loads in flight). AVX2 gathers take
+ * vector and four vectors level by level (32 loads in flight; that fills
+ * the sixteen registers), two at a time for shorter batches. AVX2 gathers take
  * their mask as a vector: a lane gathers while its element is a link, that
  * is while the element's top bit is clear, so the mask is the element
  * inverted. IPv6 addresses are transposed with 32- and 64-bit unpacks.
@@ -22,6 +23,8 @@
 #include <immintrin.h>
 
 #define SJT_AVX2 __attribute__((target("avx2")))
+#define SJT_WIDE 4		/* Vectors side by side in a wide batch (16 registers) */
+#define SJT_UNROLL _Pragma("GCC unroll 4")
 
 SJT_AVX2 static inline __m256i
 sjt_bits8(__m256i w, const struct sjt_view *v, uint k)
@@ -69,12 +72,51 @@ sjt_run4(const struct sjt_view *v, __m256i a0, __m256i a1, __m256i u0, __m256i u
   *r1 = _mm256_sub_epi32(e1, bias);
 }
 
+/* 32 IPv4 lookups level by level: the gathers of a level are independent */
+SJT_AVX2 static inline void
+sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
+{
+  const int *m = (const int *) v->mem;
+  const __m256i all = _mm256_set1_epi32(-1);
+  __m256i x[SJT_WIDE], e[SJT_WIDE], k[SJT_WIDE];
+  int any = 0;
+
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+  {
+    x[j] = _mm256_loadu_si256((const void *) (a + 8 * j));
+    e[j] = _mm256_i32gather_epi32(m, sjt_bits8(x[j], v, 0), 4);
+    k[j] = sjt_links8(e[j], all);
+    any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
+  }
+
+  for (uint l = 1; any; l++)
+  {
+    any = 0;
+    SJT_UNROLL
+    for (uint j = 0; j < SJT_WIDE; j++)
+    {
+      e[j] = _mm256_mask_i32gather_epi32(e[j], m, _mm256_add_epi32(e[j], sjt_bits8(x[j], v, l)), k[j], 4);
+      k[j] = sjt_links8(e[j], k[j]);
+      any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
+    }
+  }
+
+  const __m256i bias = _mm256_set1_epi32(0x80000001);
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+    _mm256_storeu_si256((void *) (val + 8 * j), _mm256_sub_epi32(e[j], bias));
+}
+
 SJT_AVX2 void
 sjt_bulk4_avx2(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
 {
   const __m256i all = _mm256_set1_epi32(-1);
   __m256i r0, r1;
   uint i = 0;
+
+  for (; i + 8 * SJT_WIDE <= n; i += 8 * SJT_WIDE)
+    sjt_wide4(v, a + i, val + i);
 
   for (; i + 16 <= n; i += 16)
   {
@@ -151,12 +193,52 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __m256i u0, __m256i u1, __
   *r1 = _mm256_sub_epi32(e1, bias);
 }
 
+/* 32 IPv6 lookups level by level */
+SJT_AVX2 static inline void
+sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
+{
+  const int *m = (const int *) v->mem;
+  const __m256i all = _mm256_set1_epi32(-1);
+  __m256i w[SJT_WIDE][4], e[SJT_WIDE], k[SJT_WIDE];
+  int any = 0;
+
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+  {
+    sjt_words8(a + 8 * j, w[j]);
+    e[j] = _mm256_i32gather_epi32(m, sjt_bits8(w[j][0], v, 0), 4);
+    k[j] = sjt_links8(e[j], all);
+    any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
+  }
+
+  for (uint l = 1; any; l++)
+  {
+    uint wd = v->word[l];
+    any = 0;
+    SJT_UNROLL
+    for (uint j = 0; j < SJT_WIDE; j++)
+    {
+      e[j] = _mm256_mask_i32gather_epi32(e[j], m, _mm256_add_epi32(e[j], sjt_bits8(w[j][wd], v, l)), k[j], 4);
+      k[j] = sjt_links8(e[j], k[j]);
+      any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
+    }
+  }
+
+  const __m256i bias = _mm256_set1_epi32(0x80000001);
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+    _mm256_storeu_si256((void *) (val + 8 * j), _mm256_sub_epi32(e[j], bias));
+}
+
 SJT_AVX2 void
 sjt_bulk6_avx2(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
 {
   const __m256i all = _mm256_set1_epi32(-1);
   __m256i r0, r1;
   uint i = 0;
+
+  for (; i + 8 * SJT_WIDE <= n; i += 8 * SJT_WIDE)
+    sjt_wide6(v, a + i, val + i);
 
   for (; i + 16 <= n; i += 16)
   {

@@ -8,17 +8,19 @@
 /**
  * DOC: simd LPM engine, AVX-512 lookups
  *
- * Sixteen addresses per vector and two vectors at a time, so 32 element
- * loads are in flight at each level: a lookup is a chain of dependent
+ * Sixteen addresses per vector, and eight vectors (128 addresses) taken
+ * level by level, so that the eight gathers of a level are independent and
+ * up to 128 element loads are in flight: a lookup is a chain of dependent
  * loads, and what makes a batch fast is how many chains run side by side.
  * Each level is one masked gather per vector; a lane that reached a leaf
- * drops out of the mask and keeps its leaf without touching memory, and
- * the loop ends when both masks are empty. IPv6 addresses are first
+ * drops out of the mask and keeps its leaf without touching memory, a
+ * vector whose lanes are all done skips its gather, and the loop ends when
+ * every mask is empty. Shorter batches run two vectors at a time. IPv6 addresses are first
  * transposed (two permutes and two 128-bit shuffles per word) so that each
  * vector holds one 32-bit word of sixteen addresses.
  *
- * Batch ends that are not a multiple of 32 run the same code on a padded
- * copy with the lanes beyond the end masked off.
+ * Batch ends that are not a multiple of 32 run the two-vector code with
+ * the lanes beyond the end masked off (IPv6: on a padded copy).
  */
 
 #include "nest/bird.h"
@@ -27,6 +29,8 @@
 #include <immintrin.h>
 
 #define SJT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define SJT_WIDE 8		/* Vectors processed side by side in a wide batch */
+#define SJT_UNROLL _Pragma("GCC unroll 8")	/* Keep them in registers */
 
 static const u32 sjt_tr01[16] = { 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29 };
 static const u32 sjt_tr23[16] = { 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31 };
@@ -65,11 +69,54 @@ sjt_run4(const struct sjt_view *v, __m512i a0, __m512i a1, __mmask16 k0, __mmask
   *r1 = _mm512_sub_epi32(e1, bias);
 }
 
+/*
+ * 128 IPv4 lookups level by level: the eight gathers of a level do not
+ * depend on each other, so up to 128 loads are in flight.
+ */
+SJT_AVX512 static inline void
+sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
+{
+  const int *m = (const int *) v->mem;
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i x[SJT_WIDE], e[SJT_WIDE];
+  __mmask16 k[SJT_WIDE], any = 0;
+
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+  {
+    x[j] = _mm512_loadu_si512(a + 16 * j);
+    e[j] = _mm512_i32gather_epi32(sjt_bits16(x[j], v, 0), m, 4);
+  }
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+    any |= k[j] = _mm512_cmpge_epi32_mask(e[j], zero);
+
+  for (uint l = 1; any; l++)
+  {
+    SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+      if (k[j])
+	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_add_epi32(e[j], sjt_bits16(x[j], v, l)), m, 4);
+    any = 0;
+    SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+      any |= k[j] = _mm512_mask_cmpge_epi32_mask(k[j], e[j], zero);
+  }
+
+  const __m512i bias = _mm512_set1_epi32(0x80000001);
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+    _mm512_storeu_si512(val + 16 * j, _mm512_sub_epi32(e[j], bias));
+}
+
 SJT_AVX512 void
 sjt_bulk4_avx512(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
 {
   __m512i r0, r1;
   uint i = 0;
+
+  for (; i + 16 * SJT_WIDE <= n; i += 16 * SJT_WIDE)
+    sjt_wide4(v, a + i, val + i);
 
   for (; i + 32 <= n; i += 32)
   {
@@ -142,11 +189,52 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __mmask16 k0, __mmask16 k1
   *r1 = _mm512_sub_epi32(e1, bias);
 }
 
+/* 128 IPv6 lookups level by level, as sjt_wide4() */
+SJT_AVX512 static inline void
+sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
+{
+  const int *m = (const int *) v->mem;
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i w[SJT_WIDE][4], e[SJT_WIDE];
+  __mmask16 k[SJT_WIDE], any = 0;
+
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+  {
+    sjt_words16(a + 16 * j, w[j]);
+    e[j] = _mm512_i32gather_epi32(sjt_bits16(w[j][0], v, 0), m, 4);
+  }
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+    any |= k[j] = _mm512_cmpge_epi32_mask(e[j], zero);
+
+  for (uint l = 1; any; l++)
+  {
+    uint wd = v->word[l];
+    SJT_UNROLL
+    for (uint j = 0; j < SJT_WIDE; j++)
+      if (k[j])
+	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_add_epi32(e[j], sjt_bits16(w[j][wd], v, l)), m, 4);
+    any = 0;
+    SJT_UNROLL
+    for (uint j = 0; j < SJT_WIDE; j++)
+      any |= k[j] = _mm512_mask_cmpge_epi32_mask(k[j], e[j], zero);
+  }
+
+  const __m512i bias = _mm512_set1_epi32(0x80000001);
+  SJT_UNROLL
+  for (uint j = 0; j < SJT_WIDE; j++)
+    _mm512_storeu_si512(val + 16 * j, _mm512_sub_epi32(e[j], bias));
+}
+
 SJT_AVX512 void
 sjt_bulk6_avx512(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
 {
   __m512i r0, r1;
   uint i = 0;
+
+  for (; i + 16 * SJT_WIDE <= n; i += 16 * SJT_WIDE)
+    sjt_wide6(v, a + i, val + i);
 
   for (; i + 32 <= n; i += 32)
   {

@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -927,12 +928,17 @@ time_single(const struct lpm_engine *e, const struct qs *q)
   return median(r, 5);
 }
 
-/* Lookup loss while a thread applies the trace at 10x */
+/*
+ * Lookup loss while a thread applies the trace at 10x. The writer goes on
+ * through the trace from where the previous loaded window stopped (the
+ * trace's own timing, divided by @speed), so every window applies new
+ * updates, never the same ones again as no-ops.
+ */
 static struct {
   struct lpm_engine *e;
   _Atomic int stop;
   int cpu;
-  uint applied, late;
+  uint next, applied, late, wrapped;
   double speed;
 } ld;
 
@@ -947,9 +953,10 @@ loader_main(void *arg UNUSED)
     pthread_setaffinity_np(pthread_self(), sizeof(cs), &cs);
   }
 
-  double t0 = now();
-  for (uint i = 0; (i < nupd) && !atomic_load_explicit(&ld.stop, memory_order_relaxed); i++)
+  double t0 = now() - upd[ld.next].t / ld.speed;
+  while (!atomic_load_explicit(&ld.stop, memory_order_relaxed))
   {
+    uint i = ld.next;
     double due = t0 + upd[i].t / ld.speed, d = due - now();
     if (d > 0)
     {
@@ -960,6 +967,12 @@ loader_main(void *arg UNUSED)
       ld.late++;
     apply(ld.e, &upd[i]);
     ld.applied++;
+    if (++ld.next == nupd)
+    {
+      ld.next = 0;
+      ld.wrapped++;
+      t0 = now();
+    }
   }
   return NULL;
 }
@@ -1003,6 +1016,8 @@ key(const char *k, const char *fmt, ...)
   va_end(args);
 }
 
+static long region_huge_kb(const struct lpm_engine *e);
+
 static int
 cmd_bench(const char *table, const char *dir, const char *updates)
 {
@@ -1027,6 +1042,7 @@ cmd_bench(const char *table, const char *dir, const char *updates)
   key("prefixes", "%u", ntab);
   key("variants", "%s", variants_str());
   key("cpu", "%d", sched_getcpu());
+  key("thp", "%s", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1 ? "off" : "advised");
 
   /* Whole-table builds, each into a fresh engine */
   double bt[3];
@@ -1047,6 +1063,7 @@ cmd_bench(const char *table, const char *dir, const char *updates)
   key("mem.lookup.bytes", "%lu", (ulong) s.mem_lookup);
   key("mem.control.bytes", "%lu", (ulong) s.mem_control);
   key("units", "%lu", (ulong) s.units);
+  key("mem.lookup.hugepages_kb", "%ld", region_huge_kb(e));
 
   for (uint v = 0; v < LPM_VAR_MAX; v++)
   {
@@ -1074,15 +1091,47 @@ cmd_bench(const char *table, const char *dir, const char *updates)
   {
     read_updates(updates);
 
-    /* As fast as possible, on top of the full table */
-    double t = now();
-    for (uint i = 0; i < nupd; i++)
-      if (apply(e, &upd[i]) < 0)
-	die("update failed");
-    t = now() - t;
+    /* As fast as possible, on top of the full table: median of 3 fresh tables */
+    double tu[3];
+    for (uint k = 0; k < 3; k++)
+    {
+      if (k)
+      {
+	lpm_free(e);
+	e = engine_new(LPM_VAR_AUTO);
+	if (lpm_build(e, r, ntab) < 0)
+	  die("build failed");
+      }
+      struct sjt_info i0, i1;
+      int sjt = !strcmp(cls->name, "simd");
+      if (sjt)
+	sjt_get_info(e, &i0);
+      double t = now();
+      for (uint i = 0; i < nupd; i++)
+	if (apply(e, &upd[i]) < 0)
+	  die("update failed");
+      tu[k] = now() - t;
+      if (sjt && !k)
+      {
+	/* Stores into live lookup memory: what a concurrent reader can feel */
+	sjt_get_info(e, &i1);
+	key("updates.element_writes", "%lu", (ulong) (i1.writes - i0.writes));
+	key("updates.element_writes_per_update", "%.1f", (double) (i1.writes - i0.writes) / MAX(nupd, 1U));
+      }
+    }
     key("updates.count", "%u", nupd);
-    key("updates.per_s", "%.0f", nupd / t);
+    key("updates.per_s", "%.0f", nupd / median(tu, 3));
     key("updates.trace_s", "%.0f", nupd ? upd[nupd - 1].t : 0.0);
+    key("updates.trace_per_s", "%.0f", nupd ? nupd / MAX(upd[nupd - 1].t, 1.0) : 0.0);
+
+    /* The whole table inserted route by route into an empty engine */
+    lpm_free(e);
+    e = engine_new(LPM_VAR_AUTO);
+    double t = now();
+    for (uint i = 0; i < ntab; i++)
+      if (lpm_update(e, &r[i].n.n, r[i].value, NULL) < 0)
+	die("update failed");
+    key("insert.per_s", "%.0f", ntab / (now() - t));
 
     /* Loss at 10x: baseline and loaded runs alternate, medians */
     lpm_free(e);
@@ -1090,7 +1139,6 @@ cmd_bench(const char *table, const char *dir, const char *updates)
     if (lpm_build(e, r, ntab) < 0)
       die("build failed");
     const struct qs *q = &qs[0];
-    double base[3], load[3];
     ld.e = e;
     ld.speed = 10;
     ld.cpu = -1;
@@ -1110,8 +1158,12 @@ cmd_bench(const char *table, const char *dir, const char *updates)
 	}
       }
 
+    /* Alternating windows without and with the writer; loss per pair */
+#define LOSS_ROUNDS 7
+    double base[LOSS_ROUNDS], load[LOSS_ROUNDS], pair[LOSS_ROUNDS];
     uint applied = 0;
-    for (uint k = 0; k < 3; k++)
+    ld.next = 0;
+    for (uint k = 0; k < LOSS_ROUNDS; k++)
     {
       base[k] = reader_rate(e, e->variant, q, bench_secs);
 
@@ -1123,15 +1175,26 @@ cmd_bench(const char *table, const char *dir, const char *updates)
       atomic_store(&ld.stop, 1);
       pthread_join(th, NULL);
       applied += ld.applied;
+      pair[k] = 100 * (1 - load[k] / base[k]);
     }
-    double b = median(base, 3), l = median(load, 3);
+    double b = median(base, LOSS_ROUNDS), l = median(load, LOSS_ROUNDS);
+    double pmin = pair[0], pmax = pair[0];
+    for (uint k = 1; k < LOSS_ROUNDS; k++)
+      pmin = MIN(pmin, pair[k]), pmax = MAX(pmax, pair[k]);
     key("loss.variant", "%s", lpm_variant_names[e->variant]);
+    key("loss.queries", "%s", q->name);
     key("loss.writer_cpu", "%d", ld.cpu);
-    key("loss.updates_per_s", "%.0f", applied / (3.0 * bench_secs));
+    key("loss.rounds", "%u", LOSS_ROUNDS);
+    key("loss.updates_applied", "%u", applied);
+    key("loss.updates_per_s", "%.0f", applied / ((double) LOSS_ROUNDS * bench_secs));
+    key("loss.trace_wrapped", "%u", ld.wrapped);
     key("loss.late_updates", "%u", ld.late);
     key("loss.base.mlps", "%.1f", b / 1e6);
     key("loss.loaded.mlps", "%.1f", l / 1e6);
     key("loss.pct", "%.2f", 100 * (1 - l / b));
+    key("loss.pair_median.pct", "%.2f", median(pair, LOSS_ROUNDS));
+    key("loss.pair_min.pct", "%.2f", pmin);
+    key("loss.pair_max.pct", "%.2f", pmax);
   }
 
   lpm_free(e);
@@ -1142,11 +1205,36 @@ cmd_bench(const char *table, const char *dir, const char *updates)
  *	plans (simd)
  */
 
+/* Huge pages backing the simd engine's region, kB (-1: unknown) */
+static long
+region_huge_kb(const struct lpm_engine *e)
+{
+  if (strcmp(cls->name, "simd"))
+    return -1;
+  ulong base = (ulong) sjt_region_base(e), lo, hi;
+  char line[256];
+  FILE *f = fopen("/proc/self/smaps", "r");
+  long kb = -1;
+  int in = 0;
+  while (f && fgets(line, sizeof(line), f))
+  {
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+      in = (base >= lo) && (base < hi);
+    else if (in && !strncmp(line, "AnonHugePages:", 14))
+      kb = atol(line + 14);
+  }
+  if (f)
+    fclose(f);
+  return kb;
+}
+
 static int
 cmd_plans(const char *table, char **plans, uint np)
 {
-  static const char *def4[] = { "16-8-8", "20-4-8", "18-6-8", "16-4-4-4-4", "8-8-8-8" };
+  static const char *def4[] = { "20-4-8", "16-8-8", "18-6-8", "19-5-8", "16-4-4-8", "16-4-4-4-4", "17-7-8" };
   static const char *def6[] = {
+    "20-4-8-6-5-5-8-8-8-8-8-8-8-8-8-8",
+    "18-6-8-6-5-5-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-8-4-4-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-8-8-8-8-8-8-8-8-8-8-8-8",
     "16-8-8-4-4-4-4-8-8-8-8-8-8-8-8-8-8",
@@ -1166,20 +1254,39 @@ cmd_plans(const char *table, char **plans, uint np)
   qs_in(&in, NQ);
   qs_random(&any, NQ);
 
+  struct lpm_engine *es[np];
+  double tb[np], tin[np][5], tany[np][5], tsc[np][5];
   for (uint i = 0; i < np; i++)
   {
     u8 st[SJT_MAX_LEVELS];
     int n = sjt_plan_parse(plans[i], st, SJT_MAX_LEVELS);
-    struct lpm_engine *e = (n > 0) ? sjt_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n) : NULL;
+    es[i] = (n > 0) ? sjt_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n) : NULL;
+    if (!es[i])
+      continue;
+    double t = now();
+    if (lpm_build(es[i], r, ntab) < 0)
+      die("build failed");
+    tb[i] = now() - t;
+  }
+
+  /* Rounds over all plans, so that noise from elsewhere hits them alike */
+  for (uint k = 0; k < 5; k++)
+    for (uint i = 0; i < np; i++)
+      if (es[i])
+      {
+	tin[i][k] = time_bulk(es[i], es[i]->variant, &in);
+	tany[i][k] = time_bulk(es[i], es[i]->variant, &any);
+	tsc[i][k] = time_bulk(es[i], LPM_VAR_SCALAR, &in);
+      }
+
+  for (uint i = 0; i < np; i++)
+  {
+    struct lpm_engine *e = es[i];
     if (!e)
     {
       printf("plan %s: refused\n", plans[i]);
       continue;
     }
-    double t = now();
-    if (lpm_build(e, r, ntab) < 0)
-      die("build failed");
-    t = now() - t;
 
     struct sjt_info inf;
     sjt_get_info(e, &inf);
@@ -1194,9 +1301,9 @@ cmd_plans(const char *table, char **plans, uint np)
     struct lpm_stats s;
     lpm_stats(e, &s);
 
-    printf("plan %-38s lookup %6.1f MB  control %6.1f MB  build %5.0f ms  %s in %5.2f ns  random %5.2f ns  scalar in %5.2f ns  rows:%s\n",
-	   plans[i], mem / 1e6, s.mem_control / 1e6, t * 1e3, lpm_variant_names[e->variant],
-	   time_bulk(e, e->variant, &in), time_bulk(e, e->variant, &any), time_bulk(e, LPM_VAR_SCALAR, &in), rows);
+    printf("plan %-38s huge %5ld kB  lookup %6.1f MB  control %6.1f MB  build %4.0f ms  %s in %5.2f ns  random %5.2f ns  scalar in %5.2f ns  rows:%s\n",
+	   plans[i], region_huge_kb(e), mem / 1e6, s.mem_control / 1e6, tb[i] * 1e3, lpm_variant_names[e->variant],
+	   median(tin[i], 5), median(tany[i], 5), median(tsc[i], 5), rows);
     lpm_free(e);
   }
   return 0;
@@ -1208,10 +1315,14 @@ main(int argc, char *argv[])
   const char *eng = "simd";
   int c;
 
-  while ((c = getopt(argc, argv, "e:t:")) >= 0)
+  int huge = 0;
+  bt_init(1, (char *[]) { "lpmtool", NULL });
+  optind = 1;
+  while ((c = getopt(argc, argv, "e:t:H")) >= 0)
     switch (c)
     {
     case 'e': eng = optarg; break;
+    case 'H': huge = 1; break;
     case 't': bench_secs = atoi(optarg); break;
     default: goto usage;
     }
@@ -1220,8 +1331,14 @@ main(int argc, char *argv[])
   if (argc < 3)
     goto usage;
 
-  optind = 0;		/* bt_init() runs getopt() again: start it afresh */
-  bt_init(1, (char *[]) { "lpmtool", NULL });
+  /*
+   * BIRD turns transparent huge pages off for the whole process
+   * (PR_SET_THP_DISABLE, for its own allocator); -H allows them again for
+   * regions that ask (MADV_HUGEPAGE), as PR_THP_DISABLE_EXCEPT_ADVISED
+   * (Linux 6.18) does, or everywhere on older kernels.
+   */
+  if (huge && (prctl(PR_SET_THP_DISABLE, 1, 1 << 1, 0, 0) < 0) && (prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0) < 0))
+    die("cannot allow huge pages: %m");
   v6 = (argv[1][0] == '6');
   bits = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
   if (!(cls = lpm_class_find(eng)))
@@ -1243,7 +1360,7 @@ main(int argc, char *argv[])
 usage:
   fprintf(stderr, "usage: lpmtool [-e ENGINE] queries 4|6 TABLE SEED OUTDIR [CAPTURE]\n"
 	  "       lpmtool [-e ENGINE] check 4|6 TABLE [UPDATES]\n"
-	  "       lpmtool [-e ENGINE] [-t SECONDS] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
+	  "       lpmtool [-e ENGINE] [-t SECONDS] [-H] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
 	  "       lpmtool plans 4|6 TABLE [PLAN...]\n");
   return 2;
 }
