@@ -47,7 +47,8 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 metric() { printf 'METRIC %-48s %s\n' "$1" "$2"; }
 
 cleanup() { rig_teardown "$RUN"; rm -f /dev/shm/$SHM /dev/shm/$SHM.*; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 
 [ "$(id -u)" = 0 ] || { echo "lpm-export e2e: needs root (network namespaces)" >&2; exit 1; }
 for f in "$V4" "$V6" "$TRACE" "$READER"; do [ -e "$f" ] || { echo "lpm-export e2e: missing $f" >&2; exit 1; }; done
@@ -151,7 +152,7 @@ wait_both() { local r=0; for x in p s; do wait_converged "$x" "${1:-600}" || r=1
 
 # The exporter holds what the table holds: its prefix counts = bird's route counts
 lpm_prefixes() { cli p show protocols all fwd | awk '/^  IPv[46]: / {n += $2} END {print n + 0}'; }
-table_nets() { cli p show route count | sed -nE 's/.* for ([0-9]+) networks.*/\1/p' | awk '{n += $1} END {print n + 0}'; }
+table_nets() { cli p show route count | sed -nE 's/.* for ([0-9]+) networks in table .*/\1/p' | awk '{n += $1} END {print n + 0}'; }
 wait_exporter() {
   for _ in $(seq 300); do
     [ "$(lpm_prefixes)" = "$(table_nets)" ] && [ "$(lpm_prefixes)" -gt 0 ] && return 0
@@ -218,7 +219,7 @@ def inside(p):
 out = []
 for f, n in ((sys.argv[1], 1200), (sys.argv[2], 600)):
     out += [inside(p) for p in r.sample(load(f), n)]
-trace = sorted({l.split("\t")[1] for l in open(sys.argv[3]) if "/" in l})
+trace = sorted({l.split("\t")[1].strip() for l in open(sys.argv[3]) if "/" in l})
 out += [inside(p) for p in r.sample(trace, 400)]
 out += [ipaddress.IPv4Address("172.%d.%d.%d" % (20 + i // 256, i % 256, r.randrange(1, 255)))
         for i in r.sample(range(int(sys.argv[4])), 100)]
