@@ -212,10 +212,13 @@ lpmx_feed_fallback(struct lpmx_proto *p, struct lpmx_fam *f)
   }
   FIB_WALK_END;
 
+  /* Not in the engine: the FIB node holds the reference */
   for (uint i = 0; i < nbad; i++)
   {
+    struct lpmx_net *x = fib_find(&f->fib, &bad[i].n);
+    lpmx_nh_put(&p->nht, x->nh, p->tick_no);
+    fib_delete(&f->fib, x);
     f->failures++;
-    lpmx_withdraw(p, f, &bad[i].n);
   }
   if (nbad)
     log(L_ERR "%s: LPM engine out of memory, %u prefixes left out", p->p.name, nbad);
@@ -256,7 +259,10 @@ lpmx_feed_end(struct channel *c)
       lpmx_feed_fallback(p, f);
     }
     else
-      f->bulk_builds++, built = 1;
+    {
+      f->bulk_builds++;
+      built = 1;
+    }
   }
 
   u64 t1 = lpmx_now_ns();
