@@ -316,6 +316,8 @@ compare_all initial
 # ------------------------------------------------------------------ feed of a full table
 rig_log "restarting the exporter: the feed of the full table"
 cli p restart fwd > /dev/null
+feeds_done() { [ "$(cli p show protocols all fwd | grep -cE 'IPv[46] feed: +[0-9]+ prefixes in')" = 2 ]; }
+for _ in $(seq 300); do sleep 0.2; feeds_done && break; done
 check "the exporter's restart refilled it" wait_exporter
 info=$(cli p show protocols all fwd)
 grep "feed:" <<< "$info"
