@@ -315,7 +315,7 @@ compare_all initial
 
 # ------------------------------------------------------------------ feed of a full table
 rig_log "restarting the exporter: the feed of the full table"
-cli p restart fwd > /dev/null
+cli p restart fwd > /dev/null; sleep 0.5
 feeds_done() { [ "$(cli p show protocols all fwd | grep -cE 'IPv[46] feed: +[0-9]+ prefixes in')" = 2 ]; }
 for _ in $(seq 300); do sleep 0.2; feeds_done && break; done
 check "the exporter's restart refilled it" wait_exporter
