@@ -73,6 +73,18 @@ lpmx_withdraw(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n)
 {
   u32 old;
 
+  /* Collecting a feed: the FIB node holds the reference */
+  if (f->bulk)
+  {
+    struct lpmx_net *x = fib_find(&f->fib, n);
+    if (x)
+    {
+      lpmx_nh_put(&p->nht, x->nh, p->tick_no);
+      fib_delete(&f->fib, x);
+    }
+    return;
+  }
+
   if (lpm_remove(f->e, n, &old) < 0)
   {
     f->failures++;
@@ -119,6 +131,17 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
     log_rl(&p->rl, L_WARN "%s: %N left out: next-hop table full (%u entries)", P->name, n, p->nht.max);
     lpmx_withdraw(p, f, n);
   }
+  else if (f->bulk)
+  {
+    /* Collecting a feed: the engine gets it with the others at the end */
+    struct lpmx_net *x = fib_find(&f->fib, n);
+    if (x)
+      lpmx_nh_put(&p->nht, x->nh, p->tick_no);
+    else
+      x = fib_get(&f->fib, n);
+    x->nh = idx;
+    return;
+  }
   else if (lpm_update(f->e, n, idx, &was) < 0)
   {
     lpmx_nh_put(&p->nht, idx, p->tick_no);
@@ -136,6 +159,124 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   }
 
   lpmx_publish(p, f, i);
+}
+
+/*
+ * Feeds. The first feed after the protocol started (a restart, a new
+ * channel, `enable') starts with an empty engine and may bring a whole
+ * table; updating the engine once per route would cost N single updates.
+ * From the start until such a feed ends, routes are only collected in the
+ * private FIB (next-hop references included); routes announced before the
+ * feed begins, and routes that change or go while it runs, are handled
+ * there too. When it ends, the engine is built from the FIB in one
+ * lpm_build(), which links the complete table at once: readers see the
+ * empty table until then, as they would have seen a half-filled one.
+ */
+static inline struct lpmx_fam *
+lpmx_fam_of_channel(struct lpmx_proto *p, struct channel *c)
+{
+  return (p->fam[0].c == c) ? &p->fam[0] : (p->fam[1].c == c) ? &p->fam[1] : NULL;
+}
+
+static void
+lpmx_feed_begin(struct channel *c, int initial)
+{
+  struct lpmx_proto *p = (void *) c->proto;
+  struct lpmx_fam *f = lpmx_fam_of_channel(p, c);
+  struct lpm_stats s;
+
+  if (!f || !f->e)
+    return;
+
+  /* Routes announced between the start and this may have been collected already */
+  lpm_stats(f->e, &s);
+  f->bulk = initial && !s.prefixes;
+  f->feed_t0 = lpmx_now_ns();
+}
+
+/* The engine could not take the whole table: single updates, the rest left out */
+static void
+lpmx_feed_fallback(struct lpmx_proto *p, struct lpmx_fam *f)
+{
+  uint nbad = 0, cap = 64;
+  net_addr_union *bad = mb_alloc(p->p.pool, cap * sizeof(net_addr_union));
+  u32 was;
+
+  FIB_WALK(&f->fib, struct lpmx_net, x)
+  {
+    if (lpm_update(f->e, x->n.addr, x->nh, &was) >= 0)
+      continue;
+    if (nbad == cap)
+      bad = mb_realloc(bad, (cap *= 2) * sizeof(net_addr_union));
+    net_copy(&bad[nbad++].n, x->n.addr);
+  }
+  FIB_WALK_END;
+
+  /* Not in the engine: the FIB node holds the reference */
+  for (uint i = 0; i < nbad; i++)
+  {
+    struct lpmx_net *x = fib_find(&f->fib, &bad[i].n);
+    lpmx_nh_put(&p->nht, x->nh, p->tick_no);
+    fib_delete(&f->fib, x);
+    f->failures++;
+  }
+  if (nbad)
+    log(L_ERR "%s: LPM engine out of memory, %u prefixes left out", p->p.name, nbad);
+  mb_free(bad);
+}
+
+static void
+lpmx_feed_end(struct channel *c)
+{
+  struct lpmx_proto *p = (void *) c->proto;
+  struct lpmx_fam *f = lpmx_fam_of_channel(p, c);
+
+  if (!f || !f->e)
+    return;
+
+  u64 t0 = lpmx_now_ns();
+  int built = 0;
+  if (f->bulk)
+  {
+    uint cnt = 0;
+    struct lpm_route *r = mb_alloc(p->p.pool, MAX(f->fib.entries, 1) * sizeof(struct lpm_route));
+
+    FIB_WALK(&f->fib, struct lpmx_net, x)
+    {
+      net_copy(&r[cnt].n.n, x->n.addr);
+      r[cnt].value = x->nh;
+      cnt++;
+    }
+    FIB_WALK_END;
+
+    int rv = lpm_build(f->e, r, cnt);
+    mb_free(r);
+    f->bulk = 0;
+
+    if (rv < 0)
+    {
+      log(L_ERR "%s: LPM engine out of memory building %u prefixes, updating one by one", p->p.name, cnt);
+      lpmx_feed_fallback(p, f);
+    }
+    else
+    {
+      f->bulk_builds++;
+      built = 1;
+    }
+  }
+
+  u64 t1 = lpmx_now_ns();
+  struct lpm_stats s;
+  lpm_stats(f->e, &s);
+  f->feeds++;
+  f->build_ns = built ? t1 - t0 : 0;
+  f->feed_ns = t1 - f->feed_t0;
+  f->feed_prefixes = s.prefixes;
+  lpmx_publish(p, f, lpmx_fam_of(c->net_type));
+
+  if (built)
+    log(L_INFO "%s: %s feed of %lu prefixes took %lu ms, of which %lu ms one engine build",
+	p->p.name, net_label[c->net_type], f->feed_prefixes, f->feed_ns / 1000000, f->build_ns / 1000000);
 }
 
 /* Heartbeat; and the reuse grace period (lpm-shm.c) */
@@ -194,6 +335,8 @@ lpmx_init(struct proto_config *CF)
   }
 
   P->rt_notify = lpmx_rt_notify;
+  P->feed_begin = lpmx_feed_begin;
+  P->feed_end = lpmx_feed_end;
   return P;
 }
 
@@ -227,6 +370,9 @@ lpmx_start(struct proto *P)
     struct lpmx_fam *f = &p->fam[i];
     uint type = i ? NET_IP6 : NET_IP4;
     f->updates = f->rejected = f->failures = 0;
+    f->bulk = 0;
+    f->feeds = f->bulk_builds = 0;
+    f->feed_ns = f->build_ns = f->feed_prefixes = 0;
     if (!f->c)
       continue;
 
@@ -246,6 +392,10 @@ lpmx_start(struct proto *P)
       strncpy(h->fam[i].region, name, LPMX_NAME_MAX - 1);
     }
     fib_init(&f->fib, P->pool, type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, NULL);
+
+    /* The channel feeds once it is up, but announces routes from then on */
+    f->bulk = 1;
+    f->feed_t0 = lpmx_now_ns();
   }
 
   struct lpm_engine *e = p->fam[0].e ?: p->fam[1].e;
@@ -361,6 +511,15 @@ lpmx_show_proto_info(struct proto *P)
 	    i ? "IPv6" : "IPv4", s.prefixes, f->updates, f->rejected, f->failures);
     cli_msg(-1006, "  %s memory:      %lu bytes for lookups%s, %lu for updates; %lu rows, %lu retired",
 	    i ? "IPv6" : "IPv4", s.mem_lookup, cf->shm ? " (shared)" : "", s.mem_control, s.units, s.retired);
+    if (f->bulk)
+      cli_msg(-1006, "  %s feed:        running, %u prefixes collected for one engine build",
+	      i ? "IPv6" : "IPv4", f->fib.entries);
+    else if (f->feeds)
+      cli_msg(-1006, "  %s feed:        %lu prefixes in %lu.%03lu s%s (feeds: %u, built at once: %u)",
+	      i ? "IPv6" : "IPv4", f->feed_prefixes, f->feed_ns / 1000000000, f->feed_ns / 1000000 % 1000,
+	      f->build_ns ? tmp_sprintf(", of which one engine build %lu.%03lu s",
+					f->build_ns / 1000000000, f->build_ns / 1000000 % 1000) : "",
+	      f->feeds, f->bulk_builds);
   }
 
   cli_msg(-1006, "  Next-hop memory:  %lu bytes%s", nh_mem, cf->shm ? " (shared)" : "");

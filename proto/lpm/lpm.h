@@ -53,6 +53,13 @@ struct lpmx_fam {
   u64 updates;				/* Route changes applied */
   u64 rejected;				/* Routes left out: next hop not representable */
   u64 failures;				/* Engine updates refused (memory) */
+
+  /* Feeds (lpm.c): an initial feed into an empty engine is one build */
+  u8 bulk;				/* Feeding: routes go to @fib only */
+  u64 feed_t0;				/* When the running feed began (ns) */
+  u64 feed_ns, build_ns;		/* Last feed: whole duration, its build */
+  u64 feed_prefixes;			/* Last feed: prefixes held at its end */
+  u32 feeds, bulk_builds;		/* Feeds ended; of them built at once */
 };
 
 /* The export: owned name, exporter region (lpm-shm.c) */
@@ -94,5 +101,8 @@ u64 lpmx_now_ns(void);
 
 /* lpm.c: `show lpm lookup' */
 void lpmx_show_lookup(struct proto *P, const net_addr *n);
+
+/* lpm-bench.c: `show lpm lookup benchmark' */
+void lpmx_bench(struct proto *P, uint count);
 
 #endif

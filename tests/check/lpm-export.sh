@@ -6,7 +6,8 @@
 # reader's answer = `show lpm lookup' = the best route of `show route for'
 # after the filter; route changes and reconfiguration; a second bird asking
 # for the same name; a layout version mismatch; a reader that starts before
-# bird and stays attached across a bird restart.
+# bird and stays attached across a bird restart; a restart's feed of the whole
+# table built in one engine build; `show lpm lookup benchmark'.
 . "$(dirname "$0")/../lib.sh"
 
 READER=$top/tools/lpm-reader/bird-lpm-reader
@@ -195,8 +196,22 @@ compare_all "after an export filter change (configure)"
 
 mkconf "$WORK/p.conf" "variant scalar;" 6
 P configure > /dev/null; sleep 1
-check "variant change restarts with variant scalar" grep -q "Engine: *simd, variant scalar" <<< "$(P show protocols all x)"
-compare_all "after a variant change (restart, feed refilled)"
+info=$(P show protocols all x)
+check "variant change restarts with variant scalar" grep -q "Engine: *simd, variant scalar" <<< "$info"
+grep "feed:" <<< "$info"
+check "the restart's feed of a full table was one engine build (IPv4 and IPv6)" \
+  bash -c "[ \$(grep -cE 'IPv[46] feed: +[1-9][0-9]* prefixes in .*one engine build' <<< '$info') = 2 ]"
+compare_all "after a variant change (restart, feed refilled by one build)"
+
+# --- the benchmark command: variants cross-checked, builds checked ---------------
+out=$(P show lpm lookup benchmark x 20000); echo "$out"
+check "show lpm lookup benchmark: every variant here timed for IPv4" \
+  bash -c "for v in $variants; do grep -q \"simd, \$v batches of 256\" <<< '$out' || exit 1; done"
+check "show lpm lookup benchmark: a feed timed as one build and as single updates" \
+  bash -c "grep -q 'one whole build' <<< '$out' && grep -q 'one update each' <<< '$out'"
+check "show lpm lookup benchmark: no mismatch between variants and engines" bash -c "! grep -q MISMATCH <<< '$out'"
+out=$(P show lpm lookup benchmark x 5 2>&1); echo "  count 5 -> $out"
+check "show lpm lookup benchmark with a bad count is an error" grep -q "Count must be in range" <<< "$out"
 
 # --- a second bird asking for the same name ------------------------------------
 out=$("$BIN/bird" -p -c "$WORK/p.conf" 2>&1); echo "  second bird: $out"

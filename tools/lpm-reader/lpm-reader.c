@@ -392,6 +392,28 @@ lpmr_status(const struct lpmr *r, struct lpmr_status *s)
 }
 
 /**
+ * lpmr_generation - how fresh the mapped table is
+ * @r: reader
+ * @updated_ns: set to the time bird applied the last update
+ *
+ * The generation is read after the time (acquire), so the time belongs to
+ * that generation or a later one.
+ */
+uint64_t
+lpmr_generation(const struct lpmr *r, uint64_t *updated_ns)
+{
+  u64 g = __atomic_load_n(&r->h->generation, __ATOMIC_ACQUIRE);
+  *updated_ns = __atomic_load_n(&r->h->updated_ns, __ATOMIC_RELAXED);
+  return g;
+}
+
+uint64_t
+lpmr_now_ns(void)
+{
+  return lpmr_now();
+}
+
+/**
  * lpmr_check - follow bird across restarts
  * @r: reader
  * @err: message buffer

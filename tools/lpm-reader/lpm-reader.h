@@ -83,6 +83,14 @@ const struct lpmx_nh *lpmr_nh(const struct lpmr *r, uint32_t i);
 void lpmr_status(const struct lpmr *r, struct lpmr_status *s);
 
 /*
+ * Freshness, cheap enough to ask after every batch: the generation (updates
+ * bird had applied) and, in *@updated_ns, when bird applied the last of
+ * them (CLOCK_MONOTONIC, comparable with lpmr_now_ns()).
+ */
+uint64_t lpmr_generation(const struct lpmr *r, uint64_t *updated_ns);
+uint64_t lpmr_now_ns(void);
+
+/*
  * Follow bird across restarts: returns 0 if the mapped instance is current,
  * 1 if it remapped to a new one, LPMR_ENOENT (or another error) if the
  * mapped one is closed or silent and no new one is there yet (the old

@@ -1,7 +1,7 @@
 /*
  *	bloombird -- DPDK reference LPM benchmark
  *
- *	dpdk-lpm 4|6 TABLE QUERYDIR [--dump KIND] [--batch N] [-- EAL args]
+ *	dpdk-lpm 4|6 TABLE QUERYDIR [--dump KIND] [--batch N] [--only NAME] [-- EAL args]
  *
  *	Can be freely distributed and used under the terms of the GNU GPL,
  *	version 2 or any later version.
@@ -143,6 +143,13 @@ static struct rte_lpm6 *dl_lpm6;
 
 static volatile u64 dl_sink;
 static int dl_dumping;			/* --dump: key lines become comments */
+static const char *dl_only;		/* --only: structures and variants named so (a prefix) */
+
+static inline int
+dl_left_out(const char *name)
+{
+  return dl_only && strncmp(name, dl_only, strlen(dl_only));
+}
 
 static void
 dl_die(const char *fmt, ...)
@@ -1126,11 +1133,12 @@ dl_cpu_model(char *buf, size_t size)
 static void
 dl_usage(void)
 {
-  fputs("usage: dpdk-lpm 4|6 TABLE QUERYDIR [--dump KIND] [--batch N] [-- EAL args]\n"
+  fputs("usage: dpdk-lpm 4|6 TABLE QUERYDIR [--dump KIND] [--batch N] [--only P] [-- EAL args]\n"
 	"  TABLE     one prefix/len per line (anything after a tab ignored)\n"
 	"  QUERYDIR  query files in, random, trace: one address per line (missing ones skipped)\n"
 	"  --dump K  print each variant's answer (route line index or -) per query of file K\n"
-	"  --batch N addresses per bulk lookup call (default 64, at most 1024)\n", stderr);
+	"  --batch N addresses per bulk lookup call (default 64, at most 1024)\n"
+	"  --only P  only the structures and variants whose names start with P (rte_fib: rte_fib and rte_fib6)\n", stderr);
   exit(2);
 }
 
@@ -1148,6 +1156,8 @@ main(int argc, char **argv)
       xargc = argc - i - 1;
       break;
     }
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      dl_only = argv[++i];
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
       dump = argv[++i];
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
@@ -1227,6 +1237,11 @@ main(int argc, char **argv)
 
   for (const struct dl_struct *s = dl_v6 ? dl_structs6 : dl_structs4; s->name; s++)
   {
+    if (dl_left_out(s->name))
+    {
+      dl_put("# %s: left out (--only %s)\n", s->name, dl_only);
+      continue;
+    }
     dl_build(s, tbl8);
     fflush(stdout);
   }
@@ -1243,7 +1258,7 @@ main(int argc, char **argv)
 
   for (struct dl_variant *v = vs; v->name; v++)
   {
-    if (!(v->usable = dl_select(v, 0)))
+    if (dl_left_out(v->name) || !(v->usable = dl_select(v, 0)))
       continue;
     for (uint k = 0; k < DL_KINDS; k++)
       if (dl_q[k].q)
