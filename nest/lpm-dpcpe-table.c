@@ -37,7 +37,7 @@
  * rewritten in place; the new words have a subset of the old bits and
  * every live key's bits, so readers see no false negative meanwhile either.
  *
- * Size. A table is sized for its entries at a sizing load (0.80 for seven
+ * Size. A table is sized for its entries at a sizing load (0.88 for seven
  * slots a bucket, lower for fewer), grows to twice its entries when it
  * would pass its maximum load, and shrinks when it falls below a fifth of
  * it; the filter has @filter_bits per planned entry. Growing builds a new
@@ -48,8 +48,8 @@
 #include "nest/lpm-dpcpe.h"
 
 static const u8 kind_spb[] = { [DPCPE_K8] = 7, [DPCPE_K16] = 4, [DPCPE_K32] = 2 };
-static const double kind_load[] = { [DPCPE_K8] = 0.80, [DPCPE_K16] = 0.70, [DPCPE_K32] = 0.60 };
-static const double kind_max[] = { [DPCPE_K8] = 0.93, [DPCPE_K16] = 0.90, [DPCPE_K32] = 0.85 };
+static const double kind_load[] = { [DPCPE_K8] = 0.88, [DPCPE_K16] = 0.70, [DPCPE_K32] = 0.60 };
+static const double kind_max[] = { [DPCPE_K8] = 0.95, [DPCPE_K16] = 0.90, [DPCPE_K32] = 0.85 };
 
 static inline byte *lv_tab(struct dpcpe *x, struct dpcpe_level *l) { return x->base + l->d.tab; }
 static inline u64 *lv_flt(struct dpcpe *x, struct dpcpe_level *l) { return (u64 *) (x->base + l->d.flt); }

@@ -138,6 +138,8 @@ dpcpe_pending_block(struct dpcpe *x, u64 off, u64 size)
   x->pend[x->npend++] = (struct dpcpe_extent) { .off = off, .size = size };
 }
 
+static void reclaim(struct dpcpe *x);
+
 static void
 phase_begin(struct dpcpe *x)
 {
@@ -208,6 +210,9 @@ phase_end(struct dpcpe *x)
   for (uint i = 0; i < x->npend; i++)
     dpcpe_arena_retire(&x->la, x->pend[i].off, x->pend[i].size, ep);
   x->npend = 0;
+
+  /* Without readers in old sections, this frees it all at once */
+  reclaim(x);
 }
 
 static void
@@ -323,7 +328,7 @@ construct(struct dpcpe *x, struct dpcpe_layout *s, const struct dpcpe_hist *h,
     if ((cap >= (1ULL << 31)) || (dpcpe_level_setup(x, &s->lv[i], levels[i], lo, cap) < 0))
       goto nomem;
     s->nlev++;
-    for (uint l = lo + 1; l <= levels[i]; l++)
+    for (uint l = x->o.per_length ? levels[i] : lo + 1; l <= levels[i]; l++)
       s->level_of[l] = i;
     lo = levels[i];
   }
@@ -993,12 +998,27 @@ fmt_bytes(char *buf, u64 b)
     bsprintf(buf, "%lu B", (ulong) b);
 }
 
+/* BIRD's printf has no floating point: v with @d decimals (1, 2 or 4) */
+static char *
+fmt_frac(char *buf, double v, uint d)
+{
+  uint sc = (d == 1) ? 10 : (d == 2) ? 100 : 10000;
+  u64 n = (u64) (v * sc + 0.5);
+  if (d == 1)
+    bsprintf(buf, "%lu.%01u", (ulong) (n / sc), (uint) (n % sc));
+  else if (d == 2)
+    bsprintf(buf, "%lu.%02u", (ulong) (n / sc), (uint) (n % sc));
+  else
+    bsprintf(buf, "%lu.%04u", (ulong) (n / sc), (uint) (n % sc));
+  return buf;
+}
+
 static void
 dpcpe_show(const struct lpm_engine *e, struct cli *c, int code)
 {
   struct dpcpe *x = (void *) e;
   const struct dpcpe_layout *s = &x->s;
-  char b1[32], b2[32];
+  char b1[32], b2[32], f1[32], f2[32], f3[32];
   u32 arr_used = 0;
   byte *own = dpcpe_ptr(&x->ca, s->arr_own);
 
@@ -1022,12 +1042,13 @@ dpcpe_show(const struct lpm_engine *e, struct cli *c, int code)
     struct dpcpe_level *l = &s->lv[i];
     fmt_bytes(b1, (u64) l->d.nb * DPCPE_BUCKET);
     fmt_bytes(b2, (u64) l->d.nw * 8);
-    cli_printf(c, code, "  Level /%-3u:     %u prefixes /%u-/%u, %u entries, table %s (%u buckets, load %.2f), "
-	       "filter %s (%.1f bits/entry, %u bits/key%s), fp %.4f, %u saturated",
+    cli_printf(c, code, "  Level /%-3u:     %u prefixes /%u-/%u, %u entries, table %s (%u buckets, load %s), "
+	       "filter %s (%s bits/entry, %u bits/key%s), false positives %s measured, %u saturated",
 	       l->d.len, l->prefixes, l->lo + 1, l->d.len, l->count, b1, l->d.nb,
-	       (double) l->used / dpcpe_level_slots(l), b2,
-	       l->count ? 64.0 * l->d.nw / l->count : 0.0, l->d.k, l->d.filter ? "" : ", not tested",
-	       dpcpe_level_fp_sample(x, l, 4096), l->saturated);
+	       fmt_frac(f1, (double) l->used / dpcpe_level_slots(l), 2), b2,
+	       fmt_frac(f2, l->count ? 64.0 * l->d.nw / l->count : 0.0, 1), l->d.k,
+	       l->d.filter ? "" : ", not tested",
+	       fmt_frac(f3, dpcpe_level_fp_sample(x, l, 4096), 4), l->saturated);
   }
 
   fmt_bytes(b1, x->la.live);

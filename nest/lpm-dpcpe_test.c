@@ -139,8 +139,17 @@ rnd_len(uint bits, uint mode)
     return 9 + bt_random_n(24);
   }
 
-  if (mode == 1)			/* Narrow: /24-/64 */
-    return 24 + bt_random_n(41);
+  if (mode == 1)			/* Narrow: /32-/56 */
+    return 32 + bt_random_n(25);
+  if (mode == 2)			/* Like a real table, with a few of everything */
+  {
+    if (r < 2) return bt_random_n(17);
+    if (r < 4) return 17 + bt_random_n(11);
+    if (r < 75) return 28 + bt_random_n(21);
+    if (r < 88) return 49 + bt_random_n(16);
+    if (r < 91) return 65 + bt_random_n(55);
+    return 120 + bt_random_n(9);
+  }
   if (r < 3) return bt_random_n(17);
   if (r < 10) return 17 + bt_random_n(15);
   if (r < 60) return 28 + bt_random_n(21);
@@ -520,11 +529,15 @@ t_churn6(void)
   print_variants("IPv6 churn");
   struct dpcpe_opts o;
 
-  run_pair(128, 3000, 0, NULL, 12000, "IPv6 DP default levels");
+  run_pair(128, 2000, 2, NULL, 8000, "IPv6 DP default levels");
 
   dpcpe_opts_default(&o);
-  o.levels = 3;
-  run_pair(128, 2000, 1, &o, 6000, "IPv6 DP 3 levels, /24-/64");
+  o.levels = 4;
+  run_pair(128, 2000, 1, &o, 5000, "IPv6 DP 4 levels, /32-/56");
+
+  dpcpe_opts_default(&o);
+  o.levels = DPCPE_MAX_LEVELS;
+  run_pair(128, 1000, 0, &o, 4000, "IPv6 DP 16 levels, /0-/128");
 
   dpcpe_opts_default(&o);
   o.per_length = 1;
