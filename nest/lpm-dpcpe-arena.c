@@ -22,7 +22,10 @@
  * Blocks are rounded to 64 bytes; freed ones are kept in a sorted list of
  * coalesced extents (an engine has a few dozen blocks, so first fit over a
  * small array is enough) and a free extent at the top lowers the bump
- * pointer and gives its pages back to the kernel. Lookup blocks that
+ * pointer and gives its pages back to the kernel. The regions ask for
+ * transparent huge pages where the system has them (lookups read tables
+ * of many megabytes at random; with 4 kB pages most of them would also
+ * miss the TLB). Lookup blocks that
  * readers may still see are retired with an epoch and freed once
  * lpm_epoch_safe() says so. Memory handed out is always zero.
  */
@@ -46,6 +49,12 @@ dpcpe_arena_init(struct dpcpe_arena *a, pool *p, u64 size)
 
   a->base = a->rg->base;
   a->pool = p;
+
+#ifdef MADV_HUGEPAGE
+  /* Tables of many MB are read at random: huge pages spare a TLB miss per lookup */
+  madvise(a->base, a->rg->size, MADV_HUGEPAGE);
+#endif
+
   a->top = ARENA_ALIGN;			/* Offset 0 is never a block */
   return 0;
 }

@@ -449,7 +449,7 @@ relevel(struct dpcpe *x, int need)
   if (!need)
   {
     /* Entries with the present levels, the new prefix expanded */
-    u8 cur[DPCPE_DIR_LEVELS];
+    u8 cur[DPCPE_DIR_LEVELS] = {};
     for (uint i = 0; i < x->s.nlev; i++)
       cur[i] = x->s.lv[i].d.len;
     u64 now = dpcpe_cost_levels(h, x->s.dbits, cur, x->s.nlev);
@@ -831,42 +831,82 @@ dpcpe_lookup6(const struct lpm_engine *e, ip6_addr a)
   }
 }
 
-#define DPCPE_CHUNK	32
+/* Stages A and B of a group, scalar (see the batch comment in lpm-dpcpe.h) */
+static void
+group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
+{
+  dpcpe_group_prefetch_array(base, d, g);
 
-void
-dpcpe_bulk4_scalar(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n)
+  for (uint w0 = 0; (w0 < d->nlevels) && g->active; w0 += DPCPE_WIN)
+  {
+    uint nw = MIN(DPCPE_WIN, d->nlevels - w0);
+
+    for (uint i = 0; i < nw; i++)
+    {
+      const struct dpcpe_ldesc *l = &d->lv[w0 + i];
+      for (u64 m = g->active; m; m &= m - 1)
+      {
+	uint j = __builtin_ctzll(m);
+	u32 k[4] = { g->w[0][j] & l->mask[0], g->w[1][j] & l->mask[1], g->w[2][j] & l->mask[2], g->w[3][j] & l->mask[3] };
+	u64 h = dpcpe_hash(k, l->words, l->sa, l->sb);
+	g->ha[i][j] = dpcpe_ha(h);
+	g->hb[i][j] = dpcpe_hb(h);
+      }
+      dpcpe_group_prefetch(base, l, g, i);
+    }
+
+    for (uint i = 0; i < nw; i++)
+    {
+      const struct dpcpe_ldesc *l = &d->lv[w0 + i];
+      if (!l->filter)
+      {
+	g->pos[i] = g->active;
+	continue;
+      }
+
+      g->pos[i] = 0;
+      for (u64 m = g->active; m; m &= m - 1)
+      {
+	uint j = __builtin_ctzll(m);
+	if (dpcpe_filter_test(base, l, ((u64) g->hb[i][j] << 32) | g->ha[i][j]))
+	  g->pos[i] |= 1ULL << j;
+      }
+    }
+
+    dpcpe_group_probe(base, d, g, w0, nw);
+  }
+}
+
+static void
+bulk_scalar(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words)
 {
   const byte *base = ((const struct dpcpe *) e)->base;
+  struct dpcpe_group g;
 
-  for (uint i = 0; i < n; i += DPCPE_CHUNK)
+  for (uint i = 0; i < n; i += DPCPE_GROUP)
   {
-    uint m = MIN(DPCPE_CHUNK, n - i);
+    uint m = MIN(DPCPE_GROUP, n - i);
     u64 s;
     do {
       s = dpcpe_read_start(base);
       const struct dpcpe_dir *d = dpcpe_dir_get(base);
-      for (uint j = 0; j < m; j++)
-	val[i + j] = ~dpcpe_find4(base, d, _I(a[i + j]));
+      dpcpe_group_load(&g, a + (size_t) i * words, m, words);
+      group_scalar(base, d, &g);
+      dpcpe_group_finish(base, d, &g, val + i);
     } while (!dpcpe_read_ok(base, s));
   }
 }
 
 void
+dpcpe_bulk4_scalar(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n)
+{
+  bulk_scalar(e, (const u32 *) a, val, n, 1);
+}
+
+void
 dpcpe_bulk6_scalar(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n)
 {
-  const byte *base = ((const struct dpcpe *) e)->base;
-
-  for (uint i = 0; i < n; i += DPCPE_CHUNK)
-  {
-    uint m = MIN(DPCPE_CHUNK, n - i);
-    u64 s;
-    do {
-      s = dpcpe_read_start(base);
-      const struct dpcpe_dir *d = dpcpe_dir_get(base);
-      for (uint j = 0; j < m; j++)
-	val[i + j] = ~dpcpe_find6(base, d, a[i + j].addr);
-    } while (!dpcpe_read_ok(base, s));
-  }
+  bulk_scalar(e, (const u32 *) a, val, n, 4);
 }
 
 /*

@@ -254,66 +254,202 @@ dpcpe_read_ok(const byte *base, u64 s1)
   return ((s2 + 1) / 2 - s1 / 2) <= 1;
 }
 
-/* One IPv4 lookup in a directory; ~value, or 0 */
-static inline u32
-dpcpe_find4(const byte *base, const struct dpcpe_dir *d, u32 a)
+/* Where a key's filter word and home bucket are: prefetched before they are read */
+static inline void
+dpcpe_prefetch_level(const byte *base, const struct dpcpe_ldesc *l, u64 h)
 {
-  for (uint i = 0; i < d->nlevels; i++)
-  {
-    const struct dpcpe_ldesc *l = &d->lv[i];
-    u32 k = a & l->mask[0];
-    u64 h = dpcpe_hash(&k, 1, l->sa, l->sb);
-    if (l->filter && !dpcpe_filter_test(base, l, h))
-      continue;
-    u32 v = dpcpe_probe8(base, l, h, k);
-    if (v)
-      return v;
-  }
-
-  u32 i = d->dbits ? (a >> (32 - d->dbits)) : 0;
-  return __atomic_load_n((const u32 *) (base + d->arr) + i, __ATOMIC_RELAXED);
+  if (l->filter)
+    __builtin_prefetch(base + l->flt + 8 * (size_t) dpcpe_range(dpcpe_ha(h), l->nw));
+  __builtin_prefetch(base + l->tab + (size_t) dpcpe_bucket(h, l->nb) * DPCPE_BUCKET);
 }
 
-/* One IPv6 lookup in a directory; ~value, or 0 */
+/* Probe of one level for the masked key words @k */
 static inline u32
-dpcpe_find6(const byte *base, const struct dpcpe_dir *d, const u32 *a)
+dpcpe_probe_level(const byte *base, const struct dpcpe_ldesc *l, u64 h, const u32 *k)
 {
+  if (l->kind == DPCPE_K8)
+    return dpcpe_probe8(base, l, h, k[0]);
+  if (l->kind == DPCPE_K16)
+    return dpcpe_probe16(base, l, h, ((u64) k[0] << 32) | k[1]);
+  return dpcpe_probe32(base, l, h, ((u64) k[0] << 32) | k[1], ((u64) k[2] << 32) | k[3]);
+}
+
+/* The levels a single lookup prefetches at once: one memory round trip, not one per level */
+#define DPCPE_PF_LEVELS		16
+
+/*
+ * One lookup in a directory, address words @a (IPv4: one word); returns
+ * ~value, or 0. Hashes every level first and prefetches their filter words,
+ * home buckets and the array entry, so that the misses overlap; then walks
+ * the levels longest first.
+ */
+static inline u32
+dpcpe_find(const byte *base, const struct dpcpe_dir *d, const u32 *a)
+{
+  u64 hs[DPCPE_PF_LEVELS];
+  uint np = MIN(d->nlevels, DPCPE_PF_LEVELS);
+
+  for (uint i = 0; i < np; i++)
+  {
+    const struct dpcpe_ldesc *l = &d->lv[i];
+    u32 k[4] = { a[0] & l->mask[0], a[1] & l->mask[1], a[2] & l->mask[2], a[3] & l->mask[3] };
+    hs[i] = dpcpe_hash(k, l->words, l->sa, l->sb);
+    dpcpe_prefetch_level(base, l, hs[i]);
+  }
+
+  const u32 *arr = (const u32 *) (base + d->arr) + (d->dbits ? (a[0] >> (32 - d->dbits)) : 0);
+  __builtin_prefetch(arr);
+
   for (uint i = 0; i < d->nlevels; i++)
   {
     const struct dpcpe_ldesc *l = &d->lv[i];
     u32 k[4] = { a[0] & l->mask[0], a[1] & l->mask[1], a[2] & l->mask[2], a[3] & l->mask[3] };
-    u64 h = dpcpe_hash(k, l->words, l->sa, l->sb);
+    u64 h = (i < np) ? hs[i] : dpcpe_hash(k, l->words, l->sa, l->sb);
     if (l->filter && !dpcpe_filter_test(base, l, h))
       continue;
-
-    u32 v;
-    if (l->kind == DPCPE_K8)
-      v = dpcpe_probe8(base, l, h, k[0]);
-    else if (l->kind == DPCPE_K16)
-      v = dpcpe_probe16(base, l, h, ((u64) k[0] << 32) | k[1]);
-    else
-      v = dpcpe_probe32(base, l, h, ((u64) k[0] << 32) | k[1], ((u64) k[2] << 32) | k[3]);
+    u32 v = dpcpe_probe_level(base, l, h, k);
     if (v)
       return v;
   }
 
-  u32 i = d->dbits ? (a[0] >> (32 - d->dbits)) : 0;
-  return __atomic_load_n((const u32 *) (base + d->arr) + i, __ATOMIC_RELAXED);
+  return __atomic_load_n(arr, __ATOMIC_RELAXED);
+}
+
+static inline u32
+dpcpe_find4(const byte *base, const struct dpcpe_dir *d, u32 a)
+{
+  u32 w[4] = { a, 0, 0, 0 };
+  return dpcpe_find(base, d, w);
+}
+
+static inline u32
+dpcpe_find6(const byte *base, const struct dpcpe_dir *d, const u32 *a)
+{
+  return dpcpe_find(base, d, a);
 }
 
 /* Probe of one lane by the vector variants: the level's key from the address */
 static inline u32
 dpcpe_probe_lane6(const byte *base, const struct dpcpe_ldesc *l, u64 h, const u32 *a)
 {
-  u32 k0 = a[0] & l->mask[0], k1 = a[1] & l->mask[1];
-  if (l->kind == DPCPE_K8)
-    return dpcpe_probe8(base, l, h, k0);
-  if (l->kind == DPCPE_K16)
-    return dpcpe_probe16(base, l, h, ((u64) k0 << 32) | k1);
-  return dpcpe_probe32(base, l, h, ((u64) k0 << 32) | k1,
-		       ((u64) (a[2] & l->mask[2]) << 32) | (a[3] & l->mask[3]));
+  u32 k[4] = { a[0] & l->mask[0], a[1] & l->mask[1], a[2] & l->mask[2], a[3] & l->mask[3] };
+  return dpcpe_probe_level(base, l, h, k);
 }
 
+/*
+ *	Batches. A group of up to %DPCPE_GROUP addresses goes through the levels
+ *	in windows of %DPCPE_WIN levels, in three stages, so that one memory
+ *	round trip serves the whole group at each stage:
+ *
+ *	A. (variant) hash every address for every level of the window, store
+ *	   the halves, prefetch the filter words (or home buckets for levels
+ *	   probed without a filter) and, in the first window, the array entries;
+ *	B. (variant) test the filters; then (shared) prefetch the home bucket
+ *	   of each lane's longest positive level;
+ *	C. (shared) probe, longest positive level first, for each lane.
+ *
+ *	Lanes answered by a level leave the group; after the last window the
+ *	rest read the array. The variants differ only in how A and B compute
+ *	(vector hashes, gathers); the probes and the order are the scalar ones.
+ */
+
+#define DPCPE_GROUP		64
+#define DPCPE_WIN		16
+
+struct dpcpe_group {
+  u32 w[4][DPCPE_GROUP];		/* Address words, by word (IPv4: w[0] only) */
+  u32 ha[DPCPE_WIN][DPCPE_GROUP];	/* Hash halves per level of the window */
+  u32 hb[DPCPE_WIN][DPCPE_GROUP];
+  u64 pos[DPCPE_WIN];			/* Lanes whose filter passed (or that have none) */
+  u64 active;				/* Lanes not answered yet */
+  u32 res[DPCPE_GROUP];			/* ~value found, 0 = none yet */
+  uint n;				/* Lanes in the group */
+} __attribute__((aligned(64)));
+
+/* Stage A, shared part: prefetch what lanes of level @l need first */
+static inline void
+dpcpe_group_prefetch(const byte *base, const struct dpcpe_ldesc *l, const struct dpcpe_group *g, uint li)
+{
+  for (u64 m = g->active; m; m &= m - 1)
+  {
+    uint j = __builtin_ctzll(m);
+    u64 h = ((u64) g->hb[li][j] << 32) | g->ha[li][j];
+    if (l->filter)
+      __builtin_prefetch(base + l->flt + 8 * (size_t) dpcpe_range(g->ha[li][j], l->nw));
+    else
+      __builtin_prefetch(base + l->tab + (size_t) dpcpe_bucket(h, l->nb) * DPCPE_BUCKET);
+  }
+}
+
+static inline void
+dpcpe_group_prefetch_array(const byte *base, const struct dpcpe_dir *d, const struct dpcpe_group *g)
+{
+  for (uint j = 0; j < g->n; j++)
+    __builtin_prefetch((const u32 *) (base + d->arr) + (d->dbits ? (g->w[0][j] >> (32 - d->dbits)) : 0));
+}
+
+/* Stage B, shared part, and stage C for the window of levels @w0 .. @w0 + @nw - 1 */
+static inline void
+dpcpe_group_probe(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g, uint w0, uint nw)
+{
+  /* Prefetch the candidate buckets (false positives make a few lanes have two) */
+  for (uint i = 0; i < nw; i++)
+  {
+    const struct dpcpe_ldesc *l = &d->lv[w0 + i];
+    for (u64 m = g->pos[i] & g->active; m; m &= m - 1)
+    {
+      uint j = __builtin_ctzll(m);
+      __builtin_prefetch(base + l->tab + (size_t) dpcpe_range(g->hb[i][j], l->nb) * DPCPE_BUCKET);
+    }
+  }
+
+  for (u64 m = g->active; m; m &= m - 1)
+  {
+    uint j = __builtin_ctzll(m);
+    u32 a[4] = { g->w[0][j], g->w[1][j], g->w[2][j], g->w[3][j] };
+    for (uint i = 0; i < nw; i++)
+      if (g->pos[i] & (1ULL << j))
+      {
+	const struct dpcpe_ldesc *l = &d->lv[w0 + i];
+	u32 v = dpcpe_probe_lane6(base, l, ((u64) g->hb[i][j] << 32) | g->ha[i][j], a);
+	if (v)
+	{
+	  g->res[j] = v;
+	  g->active &= ~(1ULL << j);
+	  break;
+	}
+      }
+  }
+}
+
+/* After the last window: the array for the lanes left; results out */
+static inline void
+dpcpe_group_finish(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g, u32 *val)
+{
+  const u32 *arr = (const u32 *) (base + d->arr);
+  for (u64 m = g->active; m; m &= m - 1)
+  {
+    uint j = __builtin_ctzll(m);
+    g->res[j] = __atomic_load_n(arr + (d->dbits ? (g->w[0][j] >> (32 - d->dbits)) : 0), __ATOMIC_RELAXED);
+  }
+
+  for (uint j = 0; j < g->n; j++)
+    val[j] = ~g->res[j];
+}
+
+static inline void
+dpcpe_group_load(struct dpcpe_group *g, const u32 *a, uint n, uint words)
+{
+  g->n = n;
+  g->active = (n == 64) ? ~0ULL : ((1ULL << n) - 1);
+  memset(g->res, 0, sizeof(g->res));
+  for (uint j = 0; j < n; j++)
+    for (uint k = 0; k < 4; k++)
+      g->w[k][j] = (k < words) ? a[words * j + k] : 0;
+  for (uint j = n; j < DPCPE_GROUP; j++)
+    for (uint k = 0; k < 4; k++)
+      g->w[k][j] = 0;
+}
 
 /*
  *	Writer side (control memory, engine state)

@@ -8,12 +8,11 @@
 /**
  * DOC: dpcpe AVX2 lookups
  *
- * The AVX-512 scheme (sysdep/x86/lpm-dpcpe-avx512.c) in 256-bit vectors:
- * eight addresses at a time, hashed in 32-bit lanes, filter words
- * gathered four 64-bit lanes at a time, masks by variable shifts; lanes
- * whose filter test passed probe the table one by one after all their
- * buckets were prefetched; the rest read the direct array by a masked
- * gather. Answers equal the scalar ones.
+ * Stages A and B of the batch pipeline (nest/lpm-dpcpe.h) as in the
+ * AVX-512 variant (sysdep/x86/lpm-dpcpe-avx512.c), in 256-bit vectors:
+ * eight addresses per vector, hashes in 32-bit lanes, filter words
+ * gathered four 64-bit lanes at a time, masks by variable shifts. Stage C
+ * is the shared scalar one, so the answers equal the scalar ones.
  */
 
 #include "nest/bird.h"
@@ -63,167 +62,100 @@ ftest4(__m256i w, __m128i hb, uint k)
   return _mm256_movemask_pd(_mm256_castsi256_pd(eq));
 }
 
-TARGET static inline uint
-filter8(const byte *base, const struct dpcpe_ldesc *l, __m256i ha, __m256i hb, uint active)
-{
-  __m256i idx = range8(ha, l->nw);
-  const long long *f = (const long long *) (base + l->flt);
-  __m256i w0 = _mm256_i32gather_epi64(f, _mm256_castsi256_si128(idx), 8);
-  __m256i w1 = _mm256_i32gather_epi64(f, _mm256_extracti128_si256(idx, 1), 8);
-  uint m0 = ftest4(w0, _mm256_castsi256_si128(hb), l->k);
-  uint m1 = ftest4(w1, _mm256_extracti128_si256(hb, 1), l->k);
-  return active & (m0 | (m1 << 4));
-}
-
+/* Stage A for one level: hash all lanes */
 TARGET static inline void
-prefetch_buckets(const byte *base, const struct dpcpe_ldesc *l, const u32 *hb, uint pos)
+hash_level(const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li)
 {
-  for (uint m = pos; m; m &= m - 1)
+  for (uint v = 0; v < DPCPE_GROUP; v += 8)
   {
-    uint j = __builtin_ctz(m);
-    __builtin_prefetch(base + l->tab + (size_t) dpcpe_range(hb[j], l->nb) * DPCPE_BUCKET);
+    __m256i ha = _mm256_set1_epi32(l->sa), hb = _mm256_set1_epi32(l->sb);
+    for (uint j = 0; j < l->words; j++)
+    {
+      __m256i K = _mm256_and_si256(_mm256_load_si256((const __m256i *) &g->w[j][v]), _mm256_set1_epi32(l->mask[j]));
+      ha = fmix8(_mm256_xor_si256(ha, K));
+      hb = fmix8(_mm256_xor_si256(hb, K));
+    }
+    _mm256_store_si256((__m256i *) &g->ha[li][v], ha);
+    _mm256_store_si256((__m256i *) &g->hb[li][v], hb);
   }
 }
 
-/* Lanes of @mask as a vector mask (all ones where set) */
-TARGET static inline __m256i
-lanes8(uint mask)
+/* Stage B for one level: lanes whose filter test passes */
+TARGET static inline u64
+filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li)
 {
-  __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(mask), bit), bit);
+  const long long *f = (const long long *) (base + l->flt);
+  u64 pos = 0;
+
+  for (uint v = 0; v < DPCPE_GROUP; v += 8)
+  {
+    uint act = (g->active >> v) & 0xff;
+    if (!act)
+      continue;
+
+    __m256i ha = _mm256_load_si256((const __m256i *) &g->ha[li][v]);
+    __m256i hb = _mm256_load_si256((const __m256i *) &g->hb[li][v]);
+    __m256i idx = range8(ha, l->nw);
+    __m256i w0 = _mm256_i32gather_epi64(f, _mm256_castsi256_si128(idx), 8);
+    __m256i w1 = _mm256_i32gather_epi64(f, _mm256_extracti128_si256(idx, 1), 8);
+    uint m0 = ftest4(w0, _mm256_castsi256_si128(hb), l->k);
+    uint m1 = ftest4(w1, _mm256_extracti128_si256(hb, 1), l->k);
+    pos |= (u64) (act & (m0 | (m1 << 4))) << v;
+  }
+
+  return pos;
 }
 
 TARGET static void
-batch4(const byte *base, const struct dpcpe_dir *d, const u32 *a, u32 *val)
+group(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 {
-  __m256i A = _mm256_loadu_si256((const __m256i *) a);
-  uint active = 0xff;
-  u32 res[8] __attribute__((aligned(32))) = {};
-  u32 ka[8] __attribute__((aligned(32))), kb[8] __attribute__((aligned(32))), kk[8] __attribute__((aligned(32)));
+  dpcpe_group_prefetch_array(base, d, g);
 
-  for (uint i = 0; (i < d->nlevels) && active; i++)
+  for (uint w0 = 0; (w0 < d->nlevels) && g->active; w0 += DPCPE_WIN)
   {
-    const struct dpcpe_ldesc *l = &d->lv[i];
-    __m256i K = _mm256_and_si256(A, _mm256_set1_epi32(l->mask[0]));
-    __m256i ha = fmix8(_mm256_xor_si256(K, _mm256_set1_epi32(l->sa)));
-    __m256i hb = fmix8(_mm256_xor_si256(K, _mm256_set1_epi32(l->sb)));
+    uint nw = MIN(DPCPE_WIN, d->nlevels - w0);
 
-    uint pos = l->filter ? filter8(base, l, ha, hb, active) : active;
-    if (!pos)
-      continue;
-
-    _mm256_store_si256((__m256i *) ka, ha);
-    _mm256_store_si256((__m256i *) kb, hb);
-    _mm256_store_si256((__m256i *) kk, K);
-    prefetch_buckets(base, l, kb, pos);
-
-    for (uint m = pos; m; m &= m - 1)
+    for (uint i = 0; i < nw; i++)
     {
-      uint j = __builtin_ctz(m);
-      u32 v = dpcpe_probe8(base, l, ((u64) kb[j] << 32) | ka[j], kk[j]);
-      if (v)
-      {
-	res[j] = v;
-	active &= ~(1U << j);
-      }
+      hash_level(&d->lv[w0 + i], g, i);
+      dpcpe_group_prefetch(base, &d->lv[w0 + i], g, i);
     }
-  }
 
-  __m256i R = _mm256_load_si256((const __m256i *) res);
-  if (active)
-  {
-    __m256i idx = _mm256_srlv_epi32(A, _mm256_set1_epi32(32 - d->dbits));
-    R = _mm256_mask_i32gather_epi32(R, (const int *) (base + d->arr), idx, lanes8(active), 4);
+    for (uint i = 0; i < nw; i++)
+      g->pos[i] = d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : g->active;
+
+    dpcpe_group_probe(base, d, g, w0, nw);
   }
-  _mm256_storeu_si256((__m256i *) val, _mm256_xor_si256(R, _mm256_set1_epi32(-1)));
+}
+
+TARGET static void
+bulk(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words)
+{
+  const byte *base = ((const struct dpcpe *) e)->base;
+  struct dpcpe_group g __attribute__((aligned(64)));
+
+  for (uint i = 0; i < n; i += DPCPE_GROUP)
+  {
+    uint m = MIN(DPCPE_GROUP, n - i);
+    u64 s;
+    do {
+      s = dpcpe_read_start(base);
+      const struct dpcpe_dir *d = dpcpe_dir_get(base);
+      dpcpe_group_load(&g, a + (size_t) i * words, m, words);
+      group(base, d, &g);
+      dpcpe_group_finish(base, d, &g, val + i);
+    } while (!dpcpe_read_ok(base, s));
+  }
 }
 
 TARGET void
 dpcpe_bulk4_avx2(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n)
 {
-  const byte *base = ((const struct dpcpe *) e)->base;
-  uint i = 0;
-
-  for (; i + 8 <= n; i += 8)
-  {
-    u64 s;
-    do {
-      s = dpcpe_read_start(base);
-      batch4(base, dpcpe_dir_get(base), (const u32 *) (a + i), val + i);
-    } while (!dpcpe_read_ok(base, s));
-  }
-
-  if (i < n)
-    dpcpe_bulk4_scalar(e, a + i, val + i, n - i);
-}
-
-TARGET static void
-batch6(const byte *base, const struct dpcpe_dir *d, const u32 *a, u32 *val)
-{
-  __m256i stride = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-  __m256i W[4];
-  for (uint j = 0; j < 4; j++)
-    W[j] = _mm256_i32gather_epi32((const int *) a, _mm256_add_epi32(stride, _mm256_set1_epi32(j)), 4);
-
-  uint active = 0xff;
-  u32 res[8] __attribute__((aligned(32))) = {};
-  u32 ka[8] __attribute__((aligned(32))), kb[8] __attribute__((aligned(32)));
-
-  for (uint i = 0; (i < d->nlevels) && active; i++)
-  {
-    const struct dpcpe_ldesc *l = &d->lv[i];
-    __m256i ha = _mm256_set1_epi32(l->sa), hb = _mm256_set1_epi32(l->sb);
-    for (uint j = 0; j < l->words; j++)
-    {
-      __m256i K = _mm256_and_si256(W[j], _mm256_set1_epi32(l->mask[j]));
-      ha = fmix8(_mm256_xor_si256(ha, K));
-      hb = fmix8(_mm256_xor_si256(hb, K));
-    }
-
-    uint pos = l->filter ? filter8(base, l, ha, hb, active) : active;
-    if (!pos)
-      continue;
-
-    _mm256_store_si256((__m256i *) ka, ha);
-    _mm256_store_si256((__m256i *) kb, hb);
-    prefetch_buckets(base, l, kb, pos);
-
-    for (uint m = pos; m; m &= m - 1)
-    {
-      uint j = __builtin_ctz(m);
-      u32 v = dpcpe_probe_lane6(base, l, ((u64) kb[j] << 32) | ka[j], a + 4 * j);
-      if (v)
-      {
-	res[j] = v;
-	active &= ~(1U << j);
-      }
-    }
-  }
-
-  __m256i R = _mm256_load_si256((const __m256i *) res);
-  if (active)
-  {
-    __m256i idx = _mm256_srlv_epi32(W[0], _mm256_set1_epi32(32 - d->dbits));
-    R = _mm256_mask_i32gather_epi32(R, (const int *) (base + d->arr), idx, lanes8(active), 4);
-  }
-  _mm256_storeu_si256((__m256i *) val, _mm256_xor_si256(R, _mm256_set1_epi32(-1)));
+  bulk(e, (const u32 *) a, val, n, 1);
 }
 
 TARGET void
 dpcpe_bulk6_avx2(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n)
 {
-  const byte *base = ((const struct dpcpe *) e)->base;
-  uint i = 0;
-
-  for (; i + 8 <= n; i += 8)
-  {
-    u64 s;
-    do {
-      s = dpcpe_read_start(base);
-      batch6(base, dpcpe_dir_get(base), (const u32 *) (a + i), val + i);
-    } while (!dpcpe_read_ok(base, s));
-  }
-
-  if (i < n)
-    dpcpe_bulk6_scalar(e, a + i, val + i, n - i);
+  bulk(e, (const u32 *) a, val, n, 4);
 }

@@ -8,20 +8,17 @@
 /**
  * DOC: dpcpe AVX-512 lookups
  *
- * Sixteen addresses at a time, one 32-bit lane each. Per level, longest
- * first, for the lanes still unanswered: mask the addresses to the level,
- * hash them (both 32-bit halves of the hash, the same multiply-xorshift
- * rounds as the scalar dpcpe_hash()), pick the filter words (multiply-shift
- * of the low half, in even and odd 64-bit products), gather them in two
- * 8 x 64-bit gathers, build the k-bit masks from the high half by double
- * hashing with variable shifts, and compare. Only lanes whose filter test
- * passed probe the table, one by one with the scalar probe after the
- * buckets of all of them have been prefetched, so their cache misses
- * overlap. Lanes left after the last level gather their value from the
- * direct array. Needs AVX-512F (gathers, masks, 32-bit multiplies) only.
- *
- * Answers are those of the scalar lookups by construction (same hash, same
- * probes); the tests compare them on every step of their churn.
+ * Stages A and B of the batch pipeline (nest/lpm-dpcpe.h) in 512-bit
+ * vectors, sixteen addresses per vector, four vectors per group of 64.
+ * Stage A masks the addresses to each level and hashes them in 32-bit
+ * lanes (both halves of the hash, the multiply-xorshift rounds of the
+ * scalar dpcpe_hash()); stage B picks the filter words (multiply-shift of
+ * the low half, from even and odd 32x32-bit products), gathers them, eight
+ * 64-bit lanes at a time, builds each key's k-bit mask from the high half
+ * by double hashing with variable shifts, and compares. The probes of
+ * stage C and the order of the levels are the scalar ones, so the answers
+ * are too; the tests compare them at every checkpoint of their churn.
+ * Needs AVX-512F only (gathers, mask registers, 32-bit multiplies).
  */
 
 #include "nest/bird.h"
@@ -57,175 +54,115 @@ TARGET static inline __mmask8
 ftest8(__m512i w, __m256i hb, uint k)
 {
   __m512i b = _mm512_cvtepu32_epi64(hb);
-  __m512i p = _mm512_and_si512(b, _mm512_set1_epi64(63));
-  __m512i s = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi64(b, 6), _mm512_set1_epi64(63)), _mm512_set1_epi64(1));
+  __m512i c63 = _mm512_set1_epi64(63);
+  __m512i p = _mm512_and_si512(b, c63);
+  __m512i s = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi64(b, 6), c63), _mm512_set1_epi64(1));
   __m512i one = _mm512_set1_epi64(1), m = _mm512_setzero_si512();
 
   for (uint i = 0; i < k; i++)
   {
-    m = _mm512_or_si512(m, _mm512_sllv_epi64(one, _mm512_and_si512(p, _mm512_set1_epi64(63))));
+    m = _mm512_or_si512(m, _mm512_sllv_epi64(one, _mm512_and_si512(p, c63)));
     p = _mm512_add_epi64(p, s);
   }
 
   return _mm512_cmpeq_epi64_mask(_mm512_and_si512(w, m), m);
 }
 
-TARGET static inline __mmask16
-filter16(const byte *base, const struct dpcpe_ldesc *l, __m512i ha, __m512i hb, __mmask16 active)
+/* Stage A for one level: hash all lanes */
+TARGET static inline void
+hash_level(const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li)
 {
-  __m512i idx = range16(ha, l->nw);
-  const long long *f = (const long long *) (base + l->flt);
-  __m512i w0 = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), (__mmask8) active,
-					   _mm512_castsi512_si256(idx), f, 8);
-  __m512i w1 = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), (__mmask8) (active >> 8),
-					   _mm512_extracti64x4_epi64(idx, 1), f, 8);
-  __mmask8 m0 = ftest8(w0, _mm512_castsi512_si256(hb), l->k);
-  __mmask8 m1 = ftest8(w1, _mm512_extracti64x4_epi64(hb, 1), l->k);
-  return active & (m0 | ((__mmask16) m1 << 8));
+  for (uint v = 0; v < DPCPE_GROUP; v += 16)
+  {
+    __m512i ha = _mm512_set1_epi32(l->sa), hb = _mm512_set1_epi32(l->sb);
+    for (uint j = 0; j < l->words; j++)
+    {
+      __m512i K = _mm512_and_si512(_mm512_load_si512(&g->w[j][v]), _mm512_set1_epi32(l->mask[j]));
+      ha = fmix16(_mm512_xor_si512(ha, K));
+      hb = fmix16(_mm512_xor_si512(hb, K));
+    }
+    _mm512_store_si512(&g->ha[li][v], ha);
+    _mm512_store_si512(&g->hb[li][v], hb);
+  }
 }
 
-/* Prefetch the home buckets of the lanes in @pos */
-TARGET static inline void
-prefetch_buckets(const byte *base, const struct dpcpe_ldesc *l, const u32 *hb, __mmask16 pos)
+/* Stage B for one level: lanes whose filter test passes */
+TARGET static inline u64
+filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li)
 {
-  for (u32 m = pos; m; m &= m - 1)
+  const long long *f = (const long long *) (base + l->flt);
+  u64 pos = 0;
+
+  for (uint v = 0; v < DPCPE_GROUP; v += 16)
   {
-    uint j = __builtin_ctz(m);
-    __builtin_prefetch(base + l->tab + (size_t) dpcpe_range(hb[j], l->nb) * DPCPE_BUCKET);
+    __mmask16 act = g->active >> v;
+    if (!act)
+      continue;
+
+    __m512i ha = _mm512_load_si512(&g->ha[li][v]), hb = _mm512_load_si512(&g->hb[li][v]);
+    __m512i idx = range16(ha, l->nw);
+    __m512i w0 = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), (__mmask8) act,
+					     _mm512_castsi512_si256(idx), f, 8);
+    __m512i w1 = _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), (__mmask8) (act >> 8),
+					     _mm512_extracti64x4_epi64(idx, 1), f, 8);
+    __mmask8 m0 = ftest8(w0, _mm512_castsi512_si256(hb), l->k);
+    __mmask8 m1 = ftest8(w1, _mm512_extracti64x4_epi64(hb, 1), l->k);
+    pos |= (u64) (act & (m0 | ((__mmask16) m1 << 8))) << v;
+  }
+
+  return pos;
+}
+
+TARGET static void
+group(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
+{
+  dpcpe_group_prefetch_array(base, d, g);
+
+  for (uint w0 = 0; (w0 < d->nlevels) && g->active; w0 += DPCPE_WIN)
+  {
+    uint nw = MIN(DPCPE_WIN, d->nlevels - w0);
+
+    for (uint i = 0; i < nw; i++)
+    {
+      hash_level(&d->lv[w0 + i], g, i);
+      dpcpe_group_prefetch(base, &d->lv[w0 + i], g, i);
+    }
+
+    for (uint i = 0; i < nw; i++)
+      g->pos[i] = d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : g->active;
+
+    dpcpe_group_probe(base, d, g, w0, nw);
   }
 }
 
 TARGET static void
-batch4(const byte *base, const struct dpcpe_dir *d, const u32 *a, u32 *val)
+bulk(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words)
 {
-  __m512i A = _mm512_loadu_si512(a);
-  __mmask16 active = 0xffff;
-  u32 res[16] __attribute__((aligned(64))) = {};
-  u32 ka[16] __attribute__((aligned(64))), kb[16] __attribute__((aligned(64))), kk[16] __attribute__((aligned(64)));
+  const byte *base = ((const struct dpcpe *) e)->base;
+  struct dpcpe_group g __attribute__((aligned(64)));
 
-  for (uint i = 0; (i < d->nlevels) && active; i++)
+  for (uint i = 0; i < n; i += DPCPE_GROUP)
   {
-    const struct dpcpe_ldesc *l = &d->lv[i];
-    __m512i K = _mm512_and_si512(A, _mm512_set1_epi32(l->mask[0]));
-    __m512i ha = fmix16(_mm512_xor_si512(K, _mm512_set1_epi32(l->sa)));
-    __m512i hb = fmix16(_mm512_xor_si512(K, _mm512_set1_epi32(l->sb)));
-
-    __mmask16 pos = l->filter ? filter16(base, l, ha, hb, active) : active;
-    if (!pos)
-      continue;
-
-    _mm512_store_si512(ka, ha);
-    _mm512_store_si512(kb, hb);
-    _mm512_store_si512(kk, K);
-    prefetch_buckets(base, l, kb, pos);
-
-    for (u32 m = pos; m; m &= m - 1)
-    {
-      uint j = __builtin_ctz(m);
-      u32 v = dpcpe_probe8(base, l, ((u64) kb[j] << 32) | ka[j], kk[j]);
-      if (v)
-      {
-	res[j] = v;
-	active &= ~(1U << j);
-      }
-    }
+    uint m = MIN(DPCPE_GROUP, n - i);
+    u64 s;
+    do {
+      s = dpcpe_read_start(base);
+      const struct dpcpe_dir *d = dpcpe_dir_get(base);
+      dpcpe_group_load(&g, a + (size_t) i * words, m, words);
+      group(base, d, &g);
+      dpcpe_group_finish(base, d, &g, val + i);
+    } while (!dpcpe_read_ok(base, s));
   }
-
-  __m512i R = _mm512_load_si512(res);
-  if (active)
-  {
-    __m512i idx = _mm512_srlv_epi32(A, _mm512_set1_epi32(32 - d->dbits));
-    R = _mm512_mask_i32gather_epi32(R, active, idx, base + d->arr, 4);
-  }
-  _mm512_storeu_si512(val, _mm512_xor_si512(R, _mm512_set1_epi32(-1)));
 }
 
 TARGET void
 dpcpe_bulk4_avx512(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n)
 {
-  const byte *base = ((const struct dpcpe *) e)->base;
-  uint i = 0;
-
-  for (; i + 16 <= n; i += 16)
-  {
-    u64 s;
-    do {
-      s = dpcpe_read_start(base);
-      batch4(base, dpcpe_dir_get(base), (const u32 *) (a + i), val + i);
-    } while (!dpcpe_read_ok(base, s));
-  }
-
-  if (i < n)
-    dpcpe_bulk4_scalar(e, a + i, val + i, n - i);
-}
-
-TARGET static void
-batch6(const byte *base, const struct dpcpe_dir *d, const u32 *a, u32 *val)
-{
-  __m512i stride = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60);
-  __m512i W[4];
-  for (uint j = 0; j < 4; j++)
-    W[j] = _mm512_i32gather_epi32(_mm512_add_epi32(stride, _mm512_set1_epi32(j)), a, 4);
-
-  __mmask16 active = 0xffff;
-  u32 res[16] __attribute__((aligned(64))) = {};
-  u32 ka[16] __attribute__((aligned(64))), kb[16] __attribute__((aligned(64)));
-
-  for (uint i = 0; (i < d->nlevels) && active; i++)
-  {
-    const struct dpcpe_ldesc *l = &d->lv[i];
-    __m512i ha = _mm512_set1_epi32(l->sa), hb = _mm512_set1_epi32(l->sb);
-    for (uint j = 0; j < l->words; j++)
-    {
-      __m512i K = _mm512_and_si512(W[j], _mm512_set1_epi32(l->mask[j]));
-      ha = fmix16(_mm512_xor_si512(ha, K));
-      hb = fmix16(_mm512_xor_si512(hb, K));
-    }
-
-    __mmask16 pos = l->filter ? filter16(base, l, ha, hb, active) : active;
-    if (!pos)
-      continue;
-
-    _mm512_store_si512(ka, ha);
-    _mm512_store_si512(kb, hb);
-    prefetch_buckets(base, l, kb, pos);
-
-    for (u32 m = pos; m; m &= m - 1)
-    {
-      uint j = __builtin_ctz(m);
-      u32 v = dpcpe_probe_lane6(base, l, ((u64) kb[j] << 32) | ka[j], a + 4 * j);
-      if (v)
-      {
-	res[j] = v;
-	active &= ~(1U << j);
-      }
-    }
-  }
-
-  __m512i R = _mm512_load_si512(res);
-  if (active)
-  {
-    __m512i idx = _mm512_srlv_epi32(W[0], _mm512_set1_epi32(32 - d->dbits));
-    R = _mm512_mask_i32gather_epi32(R, active, idx, base + d->arr, 4);
-  }
-  _mm512_storeu_si512(val, _mm512_xor_si512(R, _mm512_set1_epi32(-1)));
+  bulk(e, (const u32 *) a, val, n, 1);
 }
 
 TARGET void
 dpcpe_bulk6_avx512(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n)
 {
-  const byte *base = ((const struct dpcpe *) e)->base;
-  uint i = 0;
-
-  for (; i + 16 <= n; i += 16)
-  {
-    u64 s;
-    do {
-      s = dpcpe_read_start(base);
-      batch6(base, dpcpe_dir_get(base), (const u32 *) (a + i), val + i);
-    } while (!dpcpe_read_ok(base, s));
-  }
-
-  if (i < n)
-    dpcpe_bulk6_scalar(e, a + i, val + i, n - i);
+  bulk(e, (const u32 *) a, val, n, 4);
 }

@@ -27,6 +27,8 @@
  *	version 2 or any later version.
  */
 
+#define _GNU_SOURCE 1
+
 #include "test/birdtest.h"
 
 #include "nest/lpm-dpcpe.h"
@@ -44,6 +46,7 @@
 
 static uint nq = 1 << 20, reps = 5;
 static int do_dpdk, do_sweep, do_filters;
+static int loop_fam, loop_kind, loop_var = -2;		/* --loop: profile one lookup loop */
 static pool *bp;
 
 static double
@@ -478,6 +481,17 @@ bench_table(struct table *t, const char *trace)
   make_queries(t, &qs[0], 1);
   make_queries(t, &qs[1], 0);
 
+  if (loop_var > -2)
+  {
+    dpcpe_opts_default(&o);
+    struct lpm_engine *e = engine(t, &o, &bt);
+    u32 *out = xmalloc(nq * sizeof(u32));
+    for (uint r = 0; r < 20; r++)
+      printf("  loop %s %s: %.2f ns\n", qs[loop_kind].kind, (loop_var < 0) ? "single" : lpm_variant_names[loop_var],
+	     time_lookups(e, t->bits, &qs[loop_kind], loop_var, out));
+    return;
+  }
+
   /* DPCPE, default levels */
   dpcpe_opts_default(&o);
   struct lpm_engine *e = engine(t, &o, &bt);
@@ -632,6 +646,12 @@ main(int argc, char **argv)
       do_sweep = 1;
     else if (!strcmp(argv[i], "--filters"))
       do_filters = 1;
+    else if (!strcmp(argv[i], "--loop") && (i + 3 < argc))
+    {
+      loop_fam = atoi(argv[++i]);
+      loop_kind = atoi(argv[++i]);
+      loop_var = atoi(argv[++i]);
+    }
     else if (nf < 3)
       files[nf++] = argv[i];
   }
@@ -665,9 +685,15 @@ main(int argc, char **argv)
   printf("dpcpe-bench: %u queries per kind, median of %u runs; CPU variants:%s; CPU %d\n", nq, reps, vs, sched_getcpu());
 
   struct table t4 = {}, t6 = {};
-  read_table(&t4, files[0], 32);
-  bench_table(&t4, files[2]);
-  read_table(&t6, files[1], 128);
-  bench_table(&t6, files[2]);
+  if (loop_fam != 6)
+  {
+    read_table(&t4, files[0], 32);
+    bench_table(&t4, files[2]);
+  }
+  if (loop_fam != 4)
+  {
+    read_table(&t6, files[1], 128);
+    bench_table(&t6, files[2]);
+  }
   return 0;
 }
