@@ -60,6 +60,7 @@
 #include "nest/lpm-dpcpe.h"
 #include "lib/string.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -626,8 +627,10 @@ dpcpe_update(struct lpm_engine *e, const net_addr *n, u32 val, u32 *old)
   struct dpcpe *x = (void *) e;
   struct dpcpe_key k;
   uint len;
+  u32 dummy;
 
   ASSERT(val <= LPM_VALUE_MAX);
+  old = old ?: &dummy;
   net_key(x, n, &k, &len);
   reclaim(x);
 
@@ -695,7 +698,9 @@ dpcpe_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
   struct dpcpe *x = (void *) e;
   struct dpcpe_key k;
   uint len;
+  u32 dummy;
 
+  old = old ?: &dummy;
   net_key(x, n, &k, &len);
   struct dpcpe_pfx *p = dpcpe_map_find(&x->map, k, len);
   if (!p)
@@ -941,7 +946,7 @@ dpcpe_create_ex(pool *p, uint net_type, uint variant, const struct dpcpe_opts *o
 
   pool *ep = rp_new(p, "LPM dpcpe");
   struct dpcpe *x = mb_allocz(ep, sizeof(struct dpcpe));
-  lpm_engine_init(&x->e, &lpm_dpcpe_class, ep, net_type, variant);
+  lpm_engine_init(&x->e, o->per_length ? &lpm_perlength_class : &lpm_dpcpe_class, ep, net_type, variant);
   x->o = *o;
   x->bits = bits;
   x->dp = !o->per_length && !o->nfixed && ((bits == 128) || o->levels);
@@ -989,7 +994,35 @@ dpcpe_create(pool *p, uint net_type, const struct lpm_params *par)
   dpcpe_opts_default(&o);
   o.levels = par->levels;
 
+  /* No reader of other processes knows this layout (proto/lpm refuses it too) */
+  if (par->shm_name)
+  {
+    errno = EOPNOTSUPP;
+    return NULL;
+  }
+
   int v = lpm_variant_select(par->variant, lpm_dpcpe_class.variants);
+  if (v < 0)
+    return NULL;
+
+  return dpcpe_create_ex(p, net_type, v, &o);
+}
+
+/* The ablation: a filter and table per prefix length, nothing expanded */
+static struct lpm_engine *
+perlength_create(pool *p, uint net_type, const struct lpm_params *par)
+{
+  struct dpcpe_opts o;
+  dpcpe_opts_default(&o);
+  o.per_length = 1;
+
+  if (par->shm_name)
+  {
+    errno = EOPNOTSUPP;
+    return NULL;
+  }
+
+  int v = lpm_variant_select(par->variant, lpm_perlength_class.variants);
   if (v < 0)
     return NULL;
 
@@ -1199,3 +1232,35 @@ const struct lpm_class lpm_dpcpe_class = {
 };
 
 LPM_CLASS_REGISTER(lpm_dpcpe_class);
+
+/*
+ * `perlength': the same engine with one filter and table per prefix length
+ * and no expansion (the scheme DPCPE improves on), so that benchmarks
+ * measure what the expansion gains. Selectable like any engine.
+ */
+const struct lpm_class lpm_perlength_class = {
+  .name = "perlength",
+  .variants = (1U << LPM_VAR_SCALAR) | (1U << LPM_VAR_AVX2) | (1U << LPM_VAR_AVX512),
+  .create = perlength_create,
+  .free = dpcpe_free,
+  .update = dpcpe_update,
+  .remove = dpcpe_remove,
+  .build = dpcpe_build,
+  .lookup4 = dpcpe_lookup4,
+  .lookup6 = dpcpe_lookup6,
+  .bulk4 = {
+    [LPM_VAR_SCALAR] = dpcpe_bulk4_scalar,
+    [LPM_VAR_AVX2] = dpcpe_bulk4_avx2,
+    [LPM_VAR_AVX512] = dpcpe_bulk4_avx512,
+  },
+  .bulk6 = {
+    [LPM_VAR_SCALAR] = dpcpe_bulk6_scalar,
+    [LPM_VAR_AVX2] = dpcpe_bulk6_avx2,
+    [LPM_VAR_AVX512] = dpcpe_bulk6_avx512,
+  },
+  .stats = dpcpe_stats,
+  .show = dpcpe_show,
+};
+
+LPM_CLASS_REGISTER(lpm_perlength_class);
+

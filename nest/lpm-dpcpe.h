@@ -659,6 +659,6 @@ void dpcpe_pending_block(struct dpcpe *x, u64 off, u64 size);
 lpm_bulk4_fn dpcpe_bulk4_scalar, dpcpe_bulk4_avx2, dpcpe_bulk4_avx512;
 lpm_bulk6_fn dpcpe_bulk6_scalar, dpcpe_bulk6_avx2, dpcpe_bulk6_avx512;
 
-extern const struct lpm_class lpm_dpcpe_class;
+extern const struct lpm_class lpm_dpcpe_class, lpm_perlength_class;
 
 #endif

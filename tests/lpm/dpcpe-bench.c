@@ -13,12 +13,17 @@
  *	the query mix), ns per lookup and Mlps for every variant for random
  *	addresses inside prefixes and uniformly random addresses (IPv6: in
  *	2000::/3), the update rate; the same for the ablation (one filter and
- *	table per prefix length, no expansion) and, with --dpdk, for rte_lpm
- *	and rte_lpm6 in the same run. Medians of --reps runs.
+ *	table per prefix length, no expansion). Medians of --reps runs.
  *
  *	Options: -q N (queries per kind, default 2^20), -r N (runs, 5),
- *	--dpdk, --sweep (IPv6 level counts 3-14, IPv4 DP levels), --filters
- *	(lookups that skip the filters).
+ *	--sweep (IPv6 level counts 3-14, IPv4 DP levels: the measurement
+ *	behind %DPCPE_DEF_LEVELS6), --filters (lookups that skip the filters).
+ *
+ *	The engine-against-engine and DPDK comparison is tests/bench/lpm
+ *	(lpmtool and tests/bench/dpdk, engines dpcpe and perlength among
+ *	them); this tool looks inside the engine (levels, per-level false
+ *	positives on the queries, level sweep), which the engine interface
+ *	does not show. `make bench' runs it after tests/bench/lpm.
  *
  *	Linked against the patched tree's objects like tests/fib/fibtool.c
  *	(tests/lpm/dpcpe-build.sh). Not a test: it prints numbers.
@@ -40,13 +45,9 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef DPCPE_BENCH_DPDK
-#include "dpcpe-bench-dpdk.h"
-#endif
 
 static uint nq = 1 << 20, reps = 5;
-static int do_dpdk, do_sweep, do_filters;
-static int loop_fam, loop_kind, loop_var = -2;		/* --loop: profile one lookup loop */
+static int do_sweep, do_filters;
 static pool *bp;
 
 static double
@@ -162,7 +163,6 @@ struct queries {
   const char *kind;
   ip4_addr *a4;
   ip6_addr *a6;
-  u8 (*b6)[16];				/* Network order, for DPDK */
 };
 
 static void
@@ -171,7 +171,6 @@ make_queries(struct table *t, struct queries *q, int inside)
   q->kind = inside ? "inside prefixes" : (t->bits == 32) ? "uniform" : "uniform in 2000::/3";
   q->a4 = xmalloc(nq * sizeof(ip4_addr));
   q->a6 = xmalloc(nq * sizeof(ip6_addr));
-  q->b6 = xmalloc(nq * 16);
 
   for (uint i = 0; i < nq; i++)
   {
@@ -197,11 +196,6 @@ make_queries(struct table *t, struct queries *q, int inside)
 
     q->a4[i] = ip4_from_u32(hi >> 32);
     q->a6[i] = ip6_build(hi >> 32, (u32) hi, lo >> 32, (u32) lo);
-    for (uint j = 0; j < 8; j++)
-    {
-      q->b6[i][j] = hi >> (56 - 8 * j);
-      q->b6[i][8 + j] = lo >> (56 - 8 * j);
-    }
   }
 }
 
@@ -481,17 +475,6 @@ bench_table(struct table *t, const char *trace)
   make_queries(t, &qs[0], 1);
   make_queries(t, &qs[1], 0);
 
-  if (loop_var > -2)
-  {
-    dpcpe_opts_default(&o);
-    struct lpm_engine *e = engine(t, &o, &bt);
-    u32 *out = xmalloc(nq * sizeof(u32));
-    for (uint r = 0; r < 20; r++)
-      printf("  loop %s %s: %.2f ns\n", qs[loop_kind].kind, (loop_var < 0) ? "single" : lpm_variant_names[loop_var],
-	     time_lookups(e, t->bits, &qs[loop_kind], loop_var, out));
-    return;
-  }
-
   /* DPCPE, default levels */
   dpcpe_opts_default(&o);
   struct lpm_engine *e = engine(t, &o, &bt);
@@ -563,68 +546,12 @@ bench_table(struct table *t, const char *trace)
     }
   }
 
-#ifdef DPCPE_BENCH_DPDK
-  if (do_dpdk)
-  {
-    u32 *pfx = xmalloc(t->n * 4), *val = xmalloc(t->n * 4);
-    u8 *len = xmalloc(t->n), (*p6)[16] = xmalloc(t->n * 16);
-    for (uint i = 0; i < t->n; i++)
-    {
-      val[i] = t->r[i].value;
-      if (t->bits == 32)
-      {
-	pfx[i] = _I(t->r[i].n.ip4.prefix);
-	len[i] = t->r[i].n.ip4.pxlen;
-      }
-      else
-      {
-	len[i] = t->r[i].n.ip6.pxlen;
-	for (uint j = 0; j < 16; j++)
-	  p6[i][j] = t->r[i].n.ip6.prefix.addr[j / 4] >> (24 - 8 * (j % 4));
-      }
-    }
-
-    double secs = 0;
-    size_t mem = 0;
-    void *h = (t->bits == 32) ? bdpdk_lpm4_build(pfx, len, val, t->n, &secs, &mem)
-			      : bdpdk_lpm6_build((const u8 (*)[16]) p6, len, val, t->n, &secs, &mem);
-    if (!h)
-      printf("%s: build failed\n", (t->bits == 32) ? "rte_lpm" : "rte_lpm6");
-    else
-    {
-      const char *dn = (t->bits == 32) ? "rte_lpm" : "rte_lpm6";
-      printf("%s (DPDK 22.11, --no-huge: no hugepages): build %.3f s, memory %s\n", dn, secs, mb(mem));
-      u32 *out = xmalloc(nq * sizeof(u32));
-      for (uint k = 0; k < 2; k++)
-      {
-	double s[16];
-	for (uint r = 0; r < MIN(reps, 16); r++)
-	{
-	  double t0 = now();
-	  if (t->bits == 32)
-	    bdpdk_lpm4_lookup(h, (const u32 *) qs[k].a4, out, nq);
-	  else
-	    bdpdk_lpm6_lookup(h, (const u8 (*)[16]) qs[k].b6, out, nq);
-	  s[r] = (now() - t0) * 1e9 / nq;
-	}
-	double ns = median(s, MIN(reps, 16));
-	printf("  %-28s %-20s  bulk %.2f ns %.1f Mlps%s\n", dn, qs[k].kind, ns, 1000 / ns,
-	       memcmp(out, ref[k], nq * sizeof(u32)) ? " [ANSWERS DIFFER]" : "");
-	printf("  dpcpe vs %s, %s: %.2fx per core (best variant), %.2fx scalar single; memory %.2fx of %s's\n",
-	       dn, qs[k].kind, ns / best(&rd, k), ns / rd.ns[k][0], (double) st.mem_lookup / mem, dn);
-      }
-      xfree(out);
-      (t->bits == 32) ? bdpdk_lpm4_free(h) : bdpdk_lpm6_free(h);
-    }
-    xfree(pfx); xfree(val); xfree(len); xfree(p6);
-  }
-#endif
 
   run_updates(t, e, trace);
   lpm_free(e);
   for (uint k = 0; k < 2; k++)
   {
-    xfree(qs[k].a4); xfree(qs[k].a6); xfree(qs[k].b6); xfree(ref[k]);
+    xfree(qs[k].a4); xfree(qs[k].a6); xfree(ref[k]);
   }
 }
 
@@ -640,24 +567,16 @@ main(int argc, char **argv)
       nq = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-r") && (i + 1 < argc))
       reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--dpdk"))
-      do_dpdk = 1;
     else if (!strcmp(argv[i], "--sweep"))
       do_sweep = 1;
     else if (!strcmp(argv[i], "--filters"))
       do_filters = 1;
-    else if (!strcmp(argv[i], "--loop") && (i + 3 < argc))
-    {
-      loop_fam = atoi(argv[++i]);
-      loop_kind = atoi(argv[++i]);
-      loop_var = atoi(argv[++i]);
-    }
     else if (nf < 3)
       files[nf++] = argv[i];
   }
   if (nf < 2)
   {
-    fprintf(stderr, "usage: %s [-q N] [-r N] [--dpdk] [--sweep] [--filters] TABLE4.xz TABLE6.xz [UPDATES.bgpdump-m.txt.gz]\n", argv[0]);
+    fprintf(stderr, "usage: %s [-q N] [-r N] [--sweep] [--filters] TABLE4.xz TABLE6.xz [UPDATES.bgpdump-m.txt.gz]\n", argv[0]);
     return 2;
   }
   nq = (nq + 63) & ~63U;
@@ -666,18 +585,6 @@ main(int argc, char **argv)
   resource_init();
   bp = rp_new(&root_pool, "dpcpe bench");
 
-#ifdef DPCPE_BENCH_DPDK
-  if (do_dpdk && (bdpdk_init(sched_getcpu()) < 0))
-  {
-    printf("DPDK EAL did not start: DPDK figures left out\n");
-    do_dpdk = 0;
-  }
-#else
-  if (do_dpdk)
-    printf("built without DPDK: DPDK figures left out\n");
-  do_dpdk = 0;
-#endif
-
   char vs[64] = "";
   for (uint v = 0; v < LPM_VAR_MAX; v++)
     if (lpm_variants_cpu() & (1U << v))
@@ -685,15 +592,9 @@ main(int argc, char **argv)
   printf("dpcpe-bench: %u queries per kind, median of %u runs; CPU variants:%s; CPU %d\n", nq, reps, vs, sched_getcpu());
 
   struct table t4 = {}, t6 = {};
-  if (loop_fam != 6)
-  {
-    read_table(&t4, files[0], 32);
-    bench_table(&t4, files[2]);
-  }
-  if (loop_fam != 4)
-  {
-    read_table(&t6, files[1], 128);
-    bench_table(&t6, files[2]);
-  }
+  read_table(&t4, files[0], 32);
+  bench_table(&t4, files[2]);
+  read_table(&t6, files[1], 128);
+  bench_table(&t6, files[2]);
   return 0;
 }
