@@ -50,10 +50,8 @@ dpcpe_arena_init(struct dpcpe_arena *a, pool *p, u64 size)
   a->base = a->rg->base;
   a->pool = p;
 
-#ifdef MADV_HUGEPAGE
   /* Tables of many MB are read at random: huge pages spare a TLB miss per lookup */
   madvise(a->base, a->rg->size, MADV_HUGEPAGE);
-#endif
 
   a->top = ARENA_ALIGN;			/* Offset 0 is never a block */
   return 0;
