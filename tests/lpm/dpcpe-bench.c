@@ -40,6 +40,7 @@
 #include "lib/string.h"
 
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,17 @@
 static uint nq = 1 << 20, reps = 5;
 static int do_sweep, do_filters;
 static pool *bp;
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+quit(const char *fmt, ...)
+{
+  va_list args;
+  va_start(args, fmt);
+  vfprintf(stderr, fmt, args);
+  va_end(args);
+  fputc('\n', stderr);
+  exit(1);
+}
 
 static double
 now(void)
@@ -104,7 +116,7 @@ read_table(struct table *t, const char *fn, uint bits)
   bsnprintf(cmd, sizeof(cmd), "xz -dc '%s'", fn);
   FILE *f = popen(cmd, "r");
   if (!f)
-    die("cannot read %s", fn);
+    quit("cannot read %s", fn);
 
   const char *b = strrchr(fn, '/');
   t->name = b ? b + 1 : fn;
@@ -203,22 +215,35 @@ make_queries(struct table *t, struct queries *q, int inside)
  *	Engines
  */
 
+/* An engine with the whole table; NULL if the build is refused (too many entries) */
 static struct lpm_engine *
-engine(struct table *t, const struct dpcpe_opts *o, double *build)
+engine_try(struct table *t, const struct dpcpe_opts *o, double *build)
 {
   struct lpm_engine *e = dpcpe_create_ex(bp, (t->bits == 32) ? NET_IP4 : NET_IP6, LPM_VAR_SCALAR, o);
   if (!e)
-    die("dpcpe_create_ex failed");
+    quit("dpcpe_create_ex failed");
 
   double v[16];
   for (uint i = 0; i < MIN(reps, 16); i++)
   {
     double t0 = now();
     if (lpm_build(e, t->r, t->n) < 0)
-      die("build failed");
+    {
+      lpm_free(e);
+      return NULL;
+    }
     v[i] = now() - t0;
   }
   *build = median(v, MIN(reps, 16));
+  return e;
+}
+
+static struct lpm_engine *
+engine(struct table *t, const struct dpcpe_opts *o, double *build)
+{
+  struct lpm_engine *e = engine_try(t, o, build);
+  if (!e)
+    quit("build failed");
   return e;
 }
 
@@ -384,7 +409,7 @@ run_updates(struct table *t, struct lpm_engine *e, const char *trace)
   double t1 = now();
   for (uint i = 0; i < n; i++)
     if (lpm_update(e, &t->r[pick[i]].n.n, t->r[pick[i]].value, &old) < 0)
-      die("update failed");
+      quit("update failed");
   double t2 = now();
   for (uint i = 0; i < n; i++)
     lpm_update(e, &t->r[pick[i]].n.n, t->r[pick[i]].value ^ 1, &old);
@@ -451,7 +476,7 @@ run_updates(struct table *t, struct lpm_engine *e, const char *trace)
     if (u[i].w)
       lpm_remove(e, &u[i].n.n, &old), w++;
     else if (lpm_update(e, &u[i].n.n, u[i].v, &old) < 0)
-      die("trace update failed");
+      quit("trace update failed");
   t1 = now();
   printf("  RIS trace: %u records (%u withdrawals) applied in %.3f s: %.0f updates/s\n",
 	 m, w, t1 - t0, m / (t1 - t0));
@@ -522,7 +547,12 @@ bench_table(struct table *t, const char *trace)
     {
       dpcpe_opts_default(&o);
       o.levels = n;
-      struct lpm_engine *se = engine(t, &o, &bp_t);
+      struct lpm_engine *se = engine_try(t, &o, &bp_t);
+      if (!se)
+      {
+	printf("  %2u levels: build refused (the expansion needs more entries than a level holds)\n", n);
+	continue;
+      }
       struct lpm_stats ss;
       lpm_stats(se, &ss);
       struct dpcpe *sx = (void *) se;
