@@ -92,8 +92,8 @@ struct lpm_class {
   u32 variants;				/* Bit mask of enum lpm_variant it implements */
   struct lpm_engine *(*create)(pool *p, uint net_type, const struct lpm_params *par);
   void (*free)(struct lpm_engine *e);
-  int (*update)(struct lpm_engine *e, const net_addr *n, u32 value, u32 *old);	/* Add or replace; *old = LPM_NONE if new */
-  int (*remove)(struct lpm_engine *e, const net_addr *n, u32 *old);		/* *old = LPM_NONE if absent */
+  int (*update)(struct lpm_engine *e, const net_addr *n, u32 value, u32 *old);	/* Add or replace; *old = LPM_NONE if new (@old may be NULL) */
+  int (*remove)(struct lpm_engine *e, const net_addr *n, u32 *old);		/* *old = LPM_NONE if absent (@old may be NULL) */
   int (*build)(struct lpm_engine *e, const struct lpm_route *r, uint count);	/* Replace the whole contents */
   u32 (*lookup4)(const struct lpm_engine *e, ip4_addr a);
   u32 (*lookup6)(const struct lpm_engine *e, ip6_addr a);

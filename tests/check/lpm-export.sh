@@ -87,6 +87,10 @@ for v in $variants auto; do
   mkconf "$WORK/g.conf" "engine simd; variant $v;"
   check "engine simd, variant $v parses" "$BIN/bird" -p -c "$WORK/g.conf"
 done
+mkconf "$WORK/g.conf" "engine dpcpe;"
+out=$("$BIN/bird" -p -c "$WORK/g.conf" 2>&1); echo "  engine dpcpe with shm -> $out"
+check "engine dpcpe with a shared-memory export is rejected (readers read the simd layout)" \
+  grep -q "g.conf:[0-9]*:[0-9]* Shared memory export needs engine simd" <<< "$out"
 
 # --- a running bird -----------------------------------------------------------
 cleanup_shm
@@ -247,4 +251,20 @@ sleep 0.5
 birdc_lookups | sed -E 's/^(\S+) \S+ /\1 /' > "$WORK/birdc"
 grep -v '^attached\|^reattached\|^stale' "$WORK/follow" > "$WORK/follow.ans"
 check "reader's answers after the restart = show lpm lookup of the new bird" diff -u "$WORK/birdc" "$WORK/follow.ans"
+# --- engine dpcpe, no shared memory: show lpm lookup = show route for ----------
+mkconf "$WORK/d.conf" "engine dpcpe;"
+sed -i '/^  shm /d' "$WORK/d.conf"
+if start_bird D "$BIN" "$WORK/d.conf"; then
+  sleep 1
+  SOCK_P=$SOCK_D
+  check "engine dpcpe: show protocols all names it" grep -q "Engine: *dpcpe, variant" <<< "$(birdc_q "$BIN" "$SOCK_D" show protocols all x)"
+  expected > "$WORK/exp"
+  birdc_lookups | sed -E 's/^(\S+) \S+ /\1 /' > "$WORK/birdc"
+  grep -v '^10\.200\.' "$WORK/exp" > "$WORK/exp.cmp"; grep -v '^10\.200\.' "$WORK/birdc" > "$WORK/birdc.cmp"
+  check "engine dpcpe: show lpm lookup = show route for, $(wc -l < "$WORK/exp.cmp") addresses" diff -u "$WORK/exp.cmp" "$WORK/birdc.cmp"
+  birdc_q "$BIN" "$SOCK_D" down > /dev/null; sleep 0.5
+else
+  bad "bird with protocol lpm, engine dpcpe starts"; cat "$WORK/D.log"
+fi
+
 finish

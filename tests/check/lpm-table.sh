@@ -136,6 +136,25 @@ for e in $engines; do
   check "$e: show lpm benchmark finds no mismatch" bash -c "! grep -q MISMATCH <<< '$bench'"
 done
 
+# dpcpe: its levels, filters and false-positive rates in show lpm; `lpm levels'
+if grep -qw dpcpe <<< "$engines"; then
+  mkconf "$WORK/p.conf" "lpm engine dpcpe;"
+  P configure > /dev/null
+  sl=$(P show lpm master4); echo "$sl"
+  check "dpcpe show lpm (ipv4): the fixed groups, direct /20" grep -q "Levels: *IPv4, direct /20 + 2 hash levels (fixed groups /24, /32)" <<< "$sl"
+  check "dpcpe show lpm (ipv4): level /32 and /24 with counts, filter size and measured false positives" \
+    bash -c "grep -qE 'Level /32 .*prefixes /25-/32, [0-9]+ entries, table .*filter .*false positives [0-9.]+ measured' <<< '$sl' && grep -q 'Level /24 ' <<< '$sl'"
+  check "dpcpe show lpm (ipv4): memory" grep -q "Memory: *lookup " <<< "$sl"
+  mkconf "$WORK/p.conf" "lpm engine dpcpe; lpm levels 3;"
+  out=$(P configure); echo "configure dpcpe, lpm levels 3: $out"
+  sl=$(P show lpm master6); echo "$sl"
+  check "dpcpe lpm levels 3 (ipv6): levels chosen by DP" grep -qE "Levels: *IPv6, direct /16 \+ [1-3] hash levels? \(chosen by DP\)" <<< "$sl"
+  lookups P > "$WORK/p.out"
+  check "dpcpe, lpm levels 3: show route for identical to stock" diff -u "$WORK/s.out" "$WORK/p.out"
+fi
+bad_case ipv6 "lpm levels 1" "LPM levels must be in range 2-16"
+bad_case ipv6 "lpm levels 17" "LPM levels must be in range 2-16"
+
 # Engine off in place; a bad value keeps the running engine
 mkconf "$WORK/p.conf" "lpm engine $first;"
 P configure > /dev/null
