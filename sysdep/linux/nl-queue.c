@@ -982,7 +982,8 @@ nlq_show(struct krt_proto *p)
 
   if (!q)
   {
-    cli_msg(-1006, "  Netlink writes:   synchronous%s", nlq_broken ? " (batched writes failed)" : "");
+    if (KRT_CF->sys.nlq.async && nlq_broken)
+      cli_msg(-1006, "  Netlink writes:   synchronous (batched writes failed)");
     return;
   }
 

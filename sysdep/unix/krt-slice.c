@@ -63,6 +63,7 @@ struct krt_slice {
   u8 state;				/* enum krt_slice_state */
   u8 again;				/* Scan once more when this one ends */
   u8 broken;				/* A dump failed: stock's scans from now on */
+  u8 ready;				/* The initial feed had ended when this scan began */
   struct fib_iterator fit;		/* Prune position, parked between slices */
   btime started;			/* This scan */
   uint slices;
@@ -129,6 +130,7 @@ krt_slice_scan(struct krt_proto *p)
 
   KRT_TRACE(p, D_EVENTS, "Scanning routing table");
   s->state = KRT_SLICE_DUMP;
+  s->ready = p->ready;
   s->again = 0;
   s->started = current_time_now();
   s->slices = 0;
@@ -177,7 +179,17 @@ krt_slice_scan_done(struct krt_slice *s)
 {
   struct krt_proto *p = s->p;
 
+  /*
+   * A scan that began before the initial feed ended ignored BIRD's routes:
+   * it must not count as the first one (stock's scans are atomic).
+   */
+  u8 ready = p->ready;
+  p->ready = s->ready;
   krt_prune_end(p);
+  p->ready = ready;
+  if (ready && !s->ready)
+    s->again = 1;
+
   krt_sys_mark_seen(p, 0);
 
   s->state = KRT_SLICE_IDLE;
@@ -248,6 +260,8 @@ krt_slice_run(void *data)
     if (!krt_sys_writes_step(p, deadline))
       break;
 
+    KRT_TRACE(p, D_EVENTS, "Flush done in %t s, %u slices, longest %t ms",
+	      current_time_now() - s->started, s->slices, MAX(s->longest, current_time_now() - t0) * 1000);
     s->state = KRT_SLICE_IDLE;
     proto_notify_state(&p->p, krt_shutdown_done(p));
     return;
@@ -291,6 +305,9 @@ krt_slice_flush(struct krt_proto *p)
 
   KRT_TRACE(p, D_EVENTS, "Flushing kernel routes");
   s->state = KRT_SLICE_FLUSH;
+  s->started = current_time_now();
+  s->slices = 0;
+  s->longest = 0;
   ev_schedule(s->event);
   return 1;
 }
@@ -329,11 +346,13 @@ krt_slice_show_info(struct proto *P)
   struct krt_proto *p = (struct krt_proto *) P;
   struct krt_slice *s = p->slice;
 
-  if (!s || !krt_sys_sliced(p))
+  if (!s)
     return;
 
-  cli_msg(-1006, "  Kernel scans:     %u done, %s%s", s->scans,
-	  krt_slice_state_name[s->state], s->again ? ", again" : "");
+  if (s->scans || krt_sys_sliced(p))
+    cli_msg(-1006, "  Sliced scans:     %u done, %s%s%s", s->scans,
+	    krt_slice_state_name[s->state], s->again ? ", again" : "",
+	    s->broken ? ", failed: synchronous scans" : "");
   if (s->scans)
     cli_msg(-1006, "  Last scan:        %t s in %u slices, longest %t ms",
 	    s->last_time, s->last_slices, s->last_longest * 1000);

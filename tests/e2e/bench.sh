@@ -70,6 +70,8 @@ rig_log "GoBGP holds $WANT4 IPv4 and $WANT6 IPv6 prefixes"
 BASE6=$(rig_kernel6 "$DUT")
 
 cat > "$RUN/bird.conf" <<EOF
+log stderr all;
+$([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events };")
 router id 10.255.0.2;
 graceful restart wait 120;
 protocol device { scan time 10; }
@@ -106,7 +108,8 @@ wait_for() {  # wait_for SECONDS POLL_S COMMAND...
   until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep "$poll"; done
 }
 established() { [ "$(cli show protocols '"feeder*"' | grep -c Established)" = 2 ]; }
-bgp_full() { [ "$(routes protocol feeder4)" = "$WANT4" ] && [ "$(routes protocol feeder6)" = "$WANT6" ]; }
+imported() { cli show protocols all "$1" | awk '/Routes:/ {print $2; exit}'; }   # cheap, unlike show route count
+bgp_full() { [ "$(imported feeder4)" = "$WANT4" ] && [ "$(imported feeder6)" = "$WANT6" ]; }
 kernel_flushed() { [ "$(rig_kernel4 "$DUT" 100)" -lt "$K4" ]; }
 
 # stall FILE FROM_MS TO_MS -- longest answer to a command sent in the window

@@ -12,14 +12,24 @@ last_line = re.compile(rb"^[0-9]{4} ", re.M)
 
 
 def connect():
+    """Connect and read the banner; that wait is a sample too (bird accepts
+    and greets from its loop). Refused connections (bird not up) are not."""
     while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(sock_path)
-            read_reply(s)          # the banner
-            return s
         except OSError:
+            s.close()
             time.sleep(0.05)
+            continue
+        t0 = time.monotonic()
+        try:
+            read_reply(s)          # the banner
+        except OSError:
+            s.close()
+            continue
+        out.write("%.3f %.3f\n" % (time.time(), (time.monotonic() - t0) * 1000.0))
+        return s
 
 
 def read_reply(s):
