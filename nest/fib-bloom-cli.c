@@ -55,18 +55,36 @@ fib_show_one(struct cli *c, rtable *t)
   cli_printf(c, -CLI_FIB, "  Entries:          %u (hash order %u, %u buckets)",
 	     f->entries, f->hash_order, f->hash_size);
 
-  if (!b->cf.enabled)
+  static const char * const state[] = {
+    [FIB_BLOOM_OFF] = "off",
+    [FIB_BLOOM_DORMANT] = "dormant",
+    [FIB_BLOOM_ACTIVE] = "active",
+  };
+
+  if (b->state == FIB_BLOOM_OFF)
     cli_printf(c, -CLI_FIB, "  Bloom filter:     off");
-  else if (!fib_bloom_active(b))
-    cli_printf(c, -CLI_FIB, "  Bloom filter:     none yet (created at hash order %u)", FIB_BLOOM_MIN_ORDER);
+  else
+  {
+    cli_printf(c, -CLI_FIB, "  Bloom filter:     %s%s, %u hashes, %u counters/entry (built %u times by the policy, dropped %u times; fib_find %s it)",
+	       state[b->state], b->pinned ? ", pinned" : "", b->cf.hashes, b->cf.counters,
+	       b->activations, b->drops, b->ask_find ? "asks" : "does not ask");
+    cli_printf(c, -CLI_FIB, "  Policy window:    %lu lookup misses, %lu updates (build at 4 x misses > entries / 2 + 2 x updates, drop at updates > entries / 2 + 4 x misses)",
+	       b->pol_miss, b->pol_upd);
+  }
+
+  if (!fib_bloom_active(b))
+  {
+    if ((b->state != FIB_BLOOM_OFF) && (f->hash_order < FIB_BLOOM_MIN_ORDER))
+      cli_printf(c, -CLI_FIB, "  Filter size:      none (FIBs get one from hash order %u)", FIB_BLOOM_MIN_ORDER);
+  }
   else
   {
     u64 pos = b->queries - b->negatives;
     u64 absent = b->negatives + b->false_pos;
 
-    cli_printf(c, -CLI_FIB, "  Bloom filter:     %u bytes (%s B/entry), %u hashes, %u counters/entry, sized for %u entries",
+    cli_printf(c, -CLI_FIB, "  Filter size:      %u bytes (%s B/entry), sized for %u entries",
 	       fib_bloom_size(b), fib_show_frac((double) fib_bloom_size(b) / MAX(f->entries, 1), 1),
-	       b->cf.hashes, b->cf.counters, b->capacity);
+	       b->capacity);
     cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
 	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
     cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",

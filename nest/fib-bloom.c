@@ -131,8 +131,10 @@ fib_bloom_init(struct fib *f)
 {
   struct fib_bloom *b = mb_allocz(f->fib_pool, sizeof(struct fib_bloom));
   fib_bloom_config_default(&b->cf);
+  b->fib = f;
+  b->state = FIB_BLOOM_DORMANT;
+  b->pol_countdown = b->find_left = FIB_BLOOM_POLICY_EVERY;
   f->bloom = b;
-  fib_bloom_resize(f);
 }
 
 static void
@@ -144,6 +146,7 @@ bloom_release(struct fib_bloom *b)
 
   b->mem = NULL;
   b->blocks = NULL;
+  b->ask_find = 0;
   b->nblocks = b->capacity = b->items = b->saturated = 0;
 }
 
@@ -188,7 +191,7 @@ fib_bloom_rebuild_begin(struct fib *f)
   bloom_release(b);
   b->rebuilding = 0;
 
-  if (!b->cf.enabled || (f->hash_order < FIB_BLOOM_MIN_ORDER))
+  if ((b->state != FIB_BLOOM_ACTIVE) || (f->hash_order < FIB_BLOOM_MIN_ORDER))
     return;
 
   /* fib_get() may call us with the new node linked but not yet counted */
@@ -228,6 +231,7 @@ fib_bloom_rebuild_end(struct fib *f)
 
   bloom_flush_batch(b);
   b->rebuilding = 0;
+  b->ask_find = 1;		/* The policy's next window decides */
 }
 
 /**
@@ -241,6 +245,8 @@ void
 fib_bloom_resize(struct fib *f)
 {
   fib_bloom_rebuild_begin(f);
+  if (!f->bloom->rebuilding)
+    return;
 
   for (uint i = 0; i < f->hash_size; i++)
   {
@@ -263,6 +269,19 @@ static inline int
 bloom_overfull(const struct fib_bloom *b)
 { return b->items > b->capacity + b->capacity / 4; }
 
+/* Enter @state, building or dropping the filter; the policy starts afresh */
+static void
+bloom_set_state(struct fib *f, uint state)
+{
+  struct fib_bloom *b = f->bloom;
+
+  b->state = state;
+  b->pol_miss = b->pol_upd = 0;
+  b->find_miss = 0;
+  b->find_left = FIB_BLOOM_POLICY_EVERY;
+  fib_bloom_resize(f);
+}
+
 void
 fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c)
 {
@@ -272,7 +291,84 @@ fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c)
     return;
 
   b->cf = *c;
-  fib_bloom_resize(f);
+  if (!c->enabled)
+    bloom_set_state(f, FIB_BLOOM_OFF);
+  else if (b->state == FIB_BLOOM_OFF)
+    bloom_set_state(f, b->pinned ? FIB_BLOOM_ACTIVE : FIB_BLOOM_DORMANT);
+  else
+    fib_bloom_resize(f);
+}
+
+/**
+ * fib_bloom_pin - keep the filter active whatever the policy says
+ * @f: FIB
+ * @pin: 1 to pin (the filter is built now), 0 to return to the policy
+ *
+ * For tests and tools that check or measure the filter paths themselves.
+ */
+void
+fib_bloom_pin(struct fib *f, int pin)
+{
+  struct fib_bloom *b = f->bloom;
+  b->pinned = pin;
+
+  if (pin && (b->state == FIB_BLOOM_DORMANT))
+    bloom_set_state(f, FIB_BLOOM_ACTIVE);
+}
+
+/**
+ * fib_bloom_find_window - a window of fib_find() calls is over
+ * @b: filter state
+ *
+ * fib_find() asks an active filter in the next window if at least an
+ * eighth of the calls of this one missed; then the policy runs.
+ */
+void
+fib_bloom_find_window(struct fib_bloom *b)
+{
+  b->ask_find = fib_bloom_active(b) && (8 * b->find_miss >= FIB_BLOOM_POLICY_EVERY);
+  b->find_miss = 0;
+  b->find_left = FIB_BLOOM_POLICY_EVERY;
+  fib_bloom_policy(b->fib);
+}
+
+/**
+ * fib_bloom_policy - the periodic upkeep decision
+ * @f: FIB
+ *
+ * Called every %FIB_BLOOM_POLICY_EVERY events by fib_bloom_tick(); see
+ * the DOC section "Upkeep policy" for the rules.
+ */
+void
+fib_bloom_policy(struct fib *f)
+{
+  struct fib_bloom *b = f->bloom;
+  b->pol_countdown = FIB_BLOOM_POLICY_EVERY;
+
+  if (b->state == FIB_BLOOM_OFF)
+    return;
+
+  u64 e = f->entries;
+  if (b->pol_miss + b->pol_upd > e / 2 + 4096)
+  {
+    b->pol_miss /= 2;
+    b->pol_upd /= 2;
+  }
+
+  if (b->pinned)
+    return;
+
+  if ((b->state == FIB_BLOOM_DORMANT) && (f->hash_order >= FIB_BLOOM_MIN_ORDER) &&
+      (4 * b->pol_miss > e / 2 + 2 * b->pol_upd))
+  {
+    b->activations++;
+    bloom_set_state(f, FIB_BLOOM_ACTIVE);
+  }
+  else if ((b->state == FIB_BLOOM_ACTIVE) && (b->pol_upd > e / 2 + 4 * b->pol_miss))
+  {
+    b->drops++;
+    bloom_set_state(f, FIB_BLOOM_DORMANT);
+  }
 }
 
 void
@@ -280,14 +376,17 @@ fib_bloom_add(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
   len_inc(b, a->pxlen);
+  b->pol_upd++;
 
-  if (!fib_bloom_active(b))
-    return;
+  if (fib_bloom_active(b))
+  {
+    bloom_insert(b, fib_bloom_hash(a));
+    fib_lpm_guards_account(b, a, 1);
+    if (bloom_overfull(b))
+      fib_bloom_resize(f);
+  }
 
-  bloom_insert(b, fib_bloom_hash(a));
-  fib_lpm_guards_account(b, a, 1);
-  if (bloom_overfull(b))
-    fib_bloom_resize(f);
+  fib_bloom_tick(b);
 }
 
 void
@@ -295,12 +394,41 @@ fib_bloom_del(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
   len_dec(b, a->pxlen);
+  b->pol_upd++;
 
-  if (!fib_bloom_active(b))
-    return;
+  if (fib_bloom_active(b))
+  {
+    bloom_remove(b, fib_bloom_hash(a));
+    fib_lpm_guards_account(b, a, 0);
+  }
 
-  bloom_remove(b, fib_bloom_hash(a));
-  fib_lpm_guards_account(b, a, 0);
+  fib_bloom_tick(b);
+}
+
+/**
+ * fib_bloom_find - fib_find() through the filter
+ * @f: FIB with an active filter
+ * @a: net to find
+ *
+ * The bucket is prefetched while the filter line is on its way; a
+ * negative answers without touching the chain.
+ */
+void *
+fib_bloom_find(struct fib *f, const net_addr *a)
+{
+  struct fib_bloom *b = f->bloom;
+
+  __builtin_prefetch(f->hash_table + (net_hash(a) >> f->hash_shift));
+  b->queries++;
+
+  void *r = NULL;
+  if (!fib_bloom_test_hash(b, fib_bloom_hash(a)))
+    b->negatives++;
+  else if (!(r = fib_find_chain(f, a)))
+    b->false_pos++;
+
+  fib_bloom_find_seen(b, !r);
+  return r;
 }
 
 

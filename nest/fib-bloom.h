@@ -39,13 +39,20 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
  * A guard at length g counts the prefixes of length >= g by the hash of
  * their first g bits. A query whose first g bits hit a zero counter has no
  * covering prefix of length >= g, so LPM skips all those lengths at the
- * cost of one small, cache-resident array access. Two per FIB: at the
+ * cost of one small, cache-resident array access. Three per FIB: at the
  * shortest used length (random addresses outside any routed block stop
- * there) and at the length above which only a small tail of the prefixes
- * lies (addresses in a /24 or /48 with no more-specifics skip the tail).
+ * there), at the split length (/16, /32 for IPv6: below it a table's trie
+ * leads, see net_route_bloom()), and at the length above which only a
+ * small tail of the prefixes lies (addresses in a /24 or /48 with no
+ * more-specifics skip the tail).
  */
-#define FIB_GUARDS		2
+#define FIB_GUARDS		3
+#define FIB_GUARD_HEAD		0
+#define FIB_GUARD_SPLIT		1
+#define FIB_GUARD_TAIL		2
 #define FIB_GUARD_MIN_HEAD	12	/* Shorter heads have too few roots to tell */
+#define FIB_LPM_SPLIT4		16	/* Split lengths: the trie leads below them */
+#define FIB_LPM_SPLIT6		32
 
 struct fib_guard {
   u16 *cnt;				/* Counters, sticky at 0xffff; NULL: unused */
@@ -53,23 +60,41 @@ struct fib_guard {
   u32 len;				/* g */
 };
 
-/* Per-FIB state: the filter (when the FIB is large enough) and the
- * per-length prefix counts (always). Allocated from the FIB's pool. */
+/* Upkeep policy (fib-bloom.c, DOC "Upkeep policy") */
+enum fib_bloom_state {
+  FIB_BLOOM_OFF = 0,			/* `bloom off': stock code paths */
+  FIB_BLOOM_DORMANT,			/* No filter; lookups and updates are counted */
+  FIB_BLOOM_ACTIVE,			/* Filter and guards kept up to date */
+};
+
+#define FIB_BLOOM_POLICY_EVERY	256	/* Events between policy checks */
+
+/* Per-FIB state: the filter (when it pays), the per-length prefix counts
+ * (always) and the policy's counters. Allocated from the FIB's pool. */
 struct fib_bloom {
+  struct fib *fib;			/* The FIB this belongs to */
   u64 *blocks;				/* 64-byte blocks of 128 4-bit counters; NULL: no filter */
   void *mem;				/* Allocation behind @blocks */
   u32 nblocks;				/* Number of blocks */
   u32 capacity;				/* Entries the filter was sized for; rebuilt beyond */
   struct fib_bloom_config cf;		/* Configured shape */
+  u8 state;				/* enum fib_bloom_state */
+  u8 ask_find;				/* fib_find() tests the filter (misses are common) */
+  u8 pinned;				/* Kept active whatever the policy says (tests, tools) */
+  u8 rebuilding;			/* Between rebuild_begin() and rebuild_end() */
   u32 items;				/* Keys currently counted in the filter */
   u32 saturated;			/* Counters stuck at FIB_BLOOM_CMAX */
   u32 rebuilds;				/* Times the filter was (re)built */
-  u8 rebuilding;			/* Between rebuild_begin() and rebuild_end() */
-  u8 batch_n;				/* Keys in @batch */
-  u64 batch[FIB_BLOOM_BATCH];		/* Hashes waiting for their blocks */
+  u32 activations, drops;		/* Policy decisions taken */
+  u32 pol_countdown;			/* Events until the next policy check */
+  u32 find_left, find_miss;		/* fib_find() calls left in this window, misses in it */
+  u64 pol_miss;				/* Chain probes that found nothing (decayed) */
+  u64 pol_upd;				/* Inserts and deletes (decayed) */
   u64 queries;				/* Filter tests */
   u64 negatives;			/* Tests answered "absent" */
   u64 false_pos;			/* Tests answered "maybe" where the chain had nothing */
+  u8 batch_n;				/* Keys in @batch */
+  u64 batch[FIB_BLOOM_BATCH];		/* Hashes waiting for their blocks */
   struct fib_guard guard[FIB_GUARDS];	/* LPM guards, with the filter */
   u64 len_map[3];			/* Bit L set iff len_count[L] > 0 */
   u32 len_count[FIB_BLOOM_MAX_PXLEN + 1];	/* Prefixes per length */
@@ -87,6 +112,9 @@ void fib_bloom_rebuild_end(struct fib *f);
 void fib_bloom_add(struct fib *f, const net_addr *a);	/* After an insert */
 void fib_bloom_del(struct fib *f, const net_addr *a);	/* Before a delete */
 void fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c);
+void fib_bloom_pin(struct fib *f, int pin);	/* Keep the filter active (tests, tools) */
+void fib_bloom_policy(struct fib *f);		/* Periodic upkeep decision */
+void *fib_bloom_find(struct fib *f, const net_addr *a);	/* fib_find() through the filter */
 
 /* The 64-bit key hash; for ROA, flow and SADR nets only the (dst) prefix
  * and length are hashed, as in the FIB's own chain hash. */
@@ -152,6 +180,35 @@ fib_bloom_hash(const net_addr *a)
 static inline int fib_bloom_active(const struct fib_bloom *b)
 { return b->blocks != NULL; }
 
+/* One event for the policy: a lookup call or an update */
+static inline void
+fib_bloom_tick(struct fib_bloom *b)
+{
+  if (!--b->pol_countdown)
+    fib_bloom_policy(b->fib);
+}
+
+/* A chain probe of a lookup found nothing (the filter could have said so) */
+static inline void
+fib_bloom_probe_missed(struct fib_bloom *b)
+{ b->pol_miss++; }
+
+void fib_bloom_find_window(struct fib_bloom *b);
+
+/* fib_find() without the filter: a hit costs one decrement */
+static inline void
+fib_bloom_find_seen(struct fib_bloom *b, int miss)
+{
+  if (miss)
+  {
+    b->find_miss++;
+    b->pol_miss++;
+  }
+
+  if (!--b->find_left)
+    fib_bloom_find_window(b);
+}
+
 static inline const u64 *fib_bloom_block(const struct fib_bloom *b, u64 h)
 { return b->blocks + 8 * (u32) (((h >> 32) * (u64) b->nblocks) >> 32); }
 
@@ -190,45 +247,33 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
 }
 
 /*
- * Longest-prefix match walk: fib_lpm_init() hashes @n trimmed to every
- * length that holds prefixes (longest first) and prefetches their filter
- * blocks, so the cache misses overlap; fib_lpm_next() then returns the next
- * length the filter admits, or -1. Callers walk that length's chain and stop
- * at the first match, so the filter lines of shorter lengths are rarely
- * waited for.
+ * Longest-prefix match walk (fib-lpm.c): fib_lpm_init() lists the lengths
+ * not longer than @n and not shorter than @lo that hold prefixes (longest first; guards cut them
+ * short), hashes them and prefetches their filter blocks, so the cache
+ * misses overlap; then it tests the first candidates until @ahead of them
+ * are admitted and prefetches those admitted candidates' hash buckets and
+ * first nodes, again all at once. fib_lpm_next() returns the next admitted
+ * length (testing the rest lazily), or -1, and leaves its bucket in
+ * @bucket. Callers stop at their first answer, so the lines of
+ * shorter lengths are rarely waited for.
  */
 struct fib_lpm {
-  uint n, i;				/* Candidates, next one */
-  int active;				/* Filter present */
-  u8 len[FIB_BLOOM_MAX_PXLEN + 1];
-  u64 hash[FIB_BLOOM_MAX_PXLEN + 1];
+  uint n, i, tested;			/* Candidates, next one, candidates tested in init */
+  u8 active;				/* Filter present */
+  u8 len[FIB_BLOOM_MAX_PXLEN + 1];	/* Candidate lengths, longest first */
+  u8 adm[FIB_BLOOM_MAX_PXLEN + 1];	/* Tested in init: admitted */
+  u32 bucket[FIB_BLOOM_MAX_PXLEN + 1];	/* Hash bucket, for admitted candidates */
+  u64 hash[FIB_BLOOM_MAX_PXLEN + 1];	/* Filter key */
 };
 
-void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s);
+void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo);
+int fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s);
+int fib_lpm_supported(const struct fib *f, const net_addr *n);
 
 /* Guards (fib-lpm.c): built with the filter, kept by adds and deletes */
 void fib_lpm_guards_init(struct fib *f);
 void fib_lpm_guards_free(struct fib_bloom *b);
 void fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add);
-
-static inline int
-fib_lpm_next(struct fib_bloom *b, struct fib_lpm *s)
-{
-  while (s->i < s->n)
-  {
-    uint k = s->i++;
-    if (!s->active)
-      return s->len[k];
-
-    b->queries++;
-    if (fib_bloom_test_hash(b, s->hash[k]))
-      return s->len[k];
-
-    b->negatives++;
-  }
-
-  return -1;
-}
 
 /* Accelerated LPM paths (rt-fib.c / rt-table.c call them) */
 void *fib_bloom_route(struct fib *f, const net_addr *n);

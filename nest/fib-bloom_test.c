@@ -122,14 +122,17 @@ t_churn_all_types(void)
 {
   bt_bird_init();
 
-  for (uint ti = 0; ti < ARRAY_SIZE(all_types); ti++)
+  /* Filter pinned active (the path under test), then left to the policy */
+  for (uint run = 0; run < 2 * ARRAY_SIZE(all_types); run++)
   {
-    int type = all_types[ti];
+    int pinned = run < ARRAY_SIZE(all_types);
+    int type = all_types[run % ARRAY_SIZE(all_types)];
     pool *p = rp_new(&root_pool, "FIB bloom test");
     byte *keys = mb_allocz(p, (size_t) UNIVERSE * KEY_SIZE);
     byte *in = mb_allocz(p, UNIVERSE);
     struct fib f, ref;
     fib_pair_init(&f, &ref, p, type, 0);
+    fib_bloom_pin(&f, pinned);
 
     /* Distinct keys: the reference FIB tells duplicates */
     for (uint i = 0; i < UNIVERSE; )
@@ -199,15 +202,16 @@ t_churn_all_types(void)
     bt_assert(f.entries == entries && ref.entries == entries);
     bt_assert_msg(max_order >= 13, "%s: grew to order %u", net_label[type], max_order);
     bt_assert_msg(min_order_after < max_order, "%s: shrank to order %u", net_label[type], min_order_after);
-    bt_assert(seen_filter);
+    bt_assert_msg(seen_filter, "%s: the filter was %s", net_label[type], pinned ? "never built" : "never built by the policy");
 
     /* Per-length counts agree with the nodes */
     u32 cnt[FIB_BLOOM_MAX_PXLEN + 1] = {};
     FIB_WALK(&f, struct test_node, tn) { cnt[fib_user_to_node(&f, tn)->addr->pxlen]++; } FIB_WALK_END;
     bt_assert(!memcmp(cnt, f.bloom->len_count, sizeof(cnt)));
 
-    bt_debug("%s: max order %u, final order %u, filter queries %lu, negatives %lu, fp %lu\n",
-	     net_label[type], max_order, f.hash_order, f.bloom->queries, f.bloom->negatives, f.bloom->false_pos);
+    bt_debug("%s (%s): max order %u, final order %u, filter queries %lu, negatives %lu, fp %lu, built %u dropped %u\n",
+	     net_label[type], pinned ? "pinned" : "policy", max_order, f.hash_order, f.bloom->queries,
+	     f.bloom->negatives, f.bloom->false_pos, f.bloom->activations, f.bloom->drops);
 
     rfree(p);
   }
@@ -225,6 +229,7 @@ t_saturation(void)
   pool *p = rp_new(&root_pool, "FIB bloom saturation");
   struct fib f, ref;
   fib_pair_init(&f, &ref, p, NET_IP4, FIB_BLOOM_MIN_ORDER);
+  fib_bloom_pin(&f, 1);
   bt_assert(fib_bloom_active(f.bloom));
 
   net_addr_ip4 k = NET_ADDR_IP4(ip4_build(192, 0, 2, 0), 24);
@@ -285,6 +290,7 @@ t_false_positive_rate(void)
     pool *p = rp_new(&root_pool, "FIB bloom fpr");
     struct fib f;
     fib_init(&f, p, type, sizeof(struct test_node), OFFSETOF(struct test_node, n), 0, NULL);
+    fib_bloom_pin(&f, 1);
 
     for (int i = 0; i < 200000; i++)
     {
@@ -328,6 +334,7 @@ t_configure(void)
   pool *p = rp_new(&root_pool, "FIB bloom config");
   struct fib f;
   fib_init(&f, p, NET_IP6, sizeof(struct test_node), OFFSETOF(struct test_node, n), 0, NULL);
+  fib_bloom_pin(&f, 1);
 
   net_addr_union *ks = mb_alloc(p, 10000 * sizeof(net_addr_union));
   for (int i = 0; i < 10000; i++)
@@ -363,6 +370,102 @@ t_configure(void)
   return 1;
 }
 
+/*
+ * The upkeep policy: filling a FIB builds no filter; lookups that miss
+ * build it; a stream of updates with no lookups drops it again; answers
+ * are the reference's throughout.
+ */
+static int
+t_policy(void)
+{
+  bt_bird_init();
+
+  pool *p = rp_new(&root_pool, "FIB bloom policy");
+  struct fib f, ref;
+  fib_pair_init(&f, &ref, p, NET_IP4, 0);
+
+  const uint n = 60000;
+  net_addr_union *ks = mb_alloc(p, 2 * n * sizeof(net_addr_union));
+  for (uint i = 0; i < 2 * n; i++)
+    rnd_net(&ks[i].n, NET_IP4, 0);
+
+  /* Import: no filter, however large the FIB grows */
+  for (uint i = 0; i < n; i++)
+  {
+    fib_get(&f, &ks[i].n);
+    fib_get(&ref, &ks[i].n);
+  }
+  bt_assert_msg(f.hash_order >= FIB_BLOOM_MIN_ORDER, "order %u", f.hash_order);
+  bt_assert_msg(f.bloom->state == FIB_BLOOM_DORMANT && !fib_bloom_active(f.bloom) && !f.bloom->activations,
+		"state %u after import", f.bloom->state);
+
+  /* Hits only: still no filter */
+  uint bad = 0;
+  for (uint i = 0; i < 4 * n; i++)
+    bad += !same_node(&f, fib_find(&f, &ks[i % n].n), &ref, fib_find(&ref, &ks[i % n].n));
+  bt_assert(!fib_bloom_active(f.bloom));
+
+  /* Misses: the filter is built, and fib_find() asks it */
+  uint q;
+  for (q = 0; (q < 4 * n) && !fib_bloom_active(f.bloom); q++)
+  {
+    net_addr_union m;
+    rnd_net(&m.n, NET_IP4, 1);
+    bad += !same_node(&f, fib_find(&f, &m.n), &ref, fib_find(&ref, &m.n));
+  }
+  bt_assert_msg(fib_bloom_active(f.bloom) && (f.bloom->activations == 1), "not built after %u misses", q);
+  bt_debug("filter built after %u misses for %u entries\n", q, f.entries);
+  for (uint i = 0; i < 2 * FIB_BLOOM_POLICY_EVERY; i++)
+  {
+    net_addr_union m;
+    rnd_net(&m.n, NET_IP4, 1);
+    bad += !same_node(&f, fib_find(&f, &m.n), &ref, fib_find(&ref, &m.n));
+  }
+  bt_assert(f.bloom->ask_find);
+
+  /* A hit-only workload stops asking the filter but keeps it */
+  for (uint i = 0; i < 4 * FIB_BLOOM_POLICY_EVERY; i++)
+    bad += !same_node(&f, fib_find(&f, &ks[i % n].n), &ref, fib_find(&ref, &ks[i % n].n));
+  bt_assert(!f.bloom->ask_find && fib_bloom_active(f.bloom));
+
+  /* Updates with no lookups: dropped */
+  uint u;
+  for (u = 0; (u < 8 * n) && fib_bloom_active(f.bloom); u++)
+  {
+    net_addr_union *k = &ks[n + (u % n)];
+    if ((u / n) & 1)
+    {
+      void *x = fib_find_chain(&f, &k->n);
+      bad += !same_node(&f, x, &ref, fib_find(&ref, &k->n));
+      if (x)
+      {
+	fib_delete(&f, x);
+	fib_delete(&ref, fib_find(&ref, &k->n));
+      }
+    }
+    else
+    {
+      fib_get(&f, &k->n);
+      fib_get(&ref, &k->n);
+    }
+  }
+  bt_assert_msg(!fib_bloom_active(f.bloom) && (f.bloom->drops == 1), "not dropped after %u updates", u);
+  bt_debug("filter dropped after %u updates\n", u);
+
+  /* Answers never differed; LPM agrees too */
+  for (uint i = 0; i < 20000; i++)
+  {
+    net_addr_union m;
+    rnd_query(&m.n, NET_IP4);
+    bad += !same_node(&f, fib_route(&f, &m.n), &ref, fib_route(&ref, &m.n));
+  }
+  bt_assert_msg(bad == 0, "%u answers differ from the reference", bad);
+
+  rfree(p);
+  bt_bird_cleanup();
+  return 1;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -372,6 +475,7 @@ main(int argc, char *argv[])
   bt_test_suite(t_saturation, "Saturated counters never cause a false negative");
   bt_test_suite(t_false_positive_rate, "Measured false-positive rate near the predicted one");
   bt_test_suite(t_configure, "Reconfiguration rebuilds or drops the filter");
+  bt_test_suite(t_policy, "Upkeep policy: no filter on import, built by misses, dropped by updates");
 
   return bt_exit_value();
 }

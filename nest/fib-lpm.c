@@ -21,6 +21,8 @@
 #include "nest/bird.h"
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
+#include "filter/filter.h"
+#include "filter/data.h"
 
 /* ip6_and(a, ip6_mkmask(len)), inline: it runs once per candidate length */
 static inline ip6_addr
@@ -142,8 +144,9 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
  * @f: FIB
  *
  * The head guard sits at the shortest used length (if it is at least
- * %FIB_GUARD_MIN_HEAD), the tail guard at the shortest length above which at
- * most 1/32 of the entries lie. Their counters start empty; the rebuild walk
+ * %FIB_GUARD_MIN_HEAD), the split guard at %FIB_LPM_SPLIT4 or
+ * %FIB_LPM_SPLIT6 (between the two others), the tail guard at the shortest
+ * length above which at most 1/32 of the entries lie. Their counters start empty; the rebuild walk
  * accounts every node.
  */
 void
@@ -173,36 +176,109 @@ fib_lpm_guards_init(struct fib *f)
 
   /* At a short head (IPv4 /8) nearly every root is routed: not worth a guard */
   if (head >= FIB_GUARD_MIN_HEAD)
-    guard_init(f, &b->guard[0], head, f->entries);
+    guard_init(f, &b->guard[FIB_GUARD_HEAD], head, f->entries);
+
+  int split = net_val_match(f->addr_type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4) ? FIB_LPM_SPLIT4 : FIB_LPM_SPLIT6;
+  if ((split > head) && ((tail < 0) || (split < tail)))
+  {
+    u32 keys = 0;
+    for (uint l = split; l <= FIB_BLOOM_MAX_PXLEN; l++)
+      keys += b->len_count[l];
+    if (keys)
+      guard_init(f, &b->guard[FIB_GUARD_SPLIT], split, keys);
+  }
+
   if (tail > head)
   {
     u32 keys = 0;
     for (uint l = tail; l <= FIB_BLOOM_MAX_PXLEN; l++)
       keys += b->len_count[l];
-    guard_init(f, &b->guard[1], tail, keys);
+    guard_init(f, &b->guard[FIB_GUARD_TAIL], tail, keys);
   }
+}
+
+/* Hash bucket of @u trimmed to @len, as fib_hash() computes it */
+static inline u32
+lpm_bucket(const struct fib *f, const net_addr_union *u, int v6, uint len)
+{
+  switch (u->n.type)
+  {
+  case NET_VPN4:
+  case NET_VPN6:
+    {
+      net_addr_union x;
+      net_copy(&x.n, &u->n);
+      if (!v6)
+	x.vpn4.prefix = ip4_and(x.vpn4.prefix, ip4_mkmask(len));
+      else
+	x.vpn6.prefix = lpm_ip6_trim(x.vpn6.prefix, len);
+      x.n.pxlen = len;
+      return net_hash(&x.n) >> f->hash_shift;
+    }
+
+  default:
+    if (!v6)
+      return px4_hash(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len) >> f->hash_shift;
+    return px6_hash(lpm_ip6_trim(u->ip6.prefix, len), len) >> f->hash_shift;
+  }
+}
+
+/**
+ * fib_lpm_supported - can the accelerated LPM walk answer for @n?
+ * @f: FIB
+ * @n: network asked about
+ *
+ * Only with the filter machinery enabled, for IP-like nets (IP, VPN, ROA,
+ * flow) within their type's length range. Anything else is answered by
+ * stock's own loops, so that even an out-of-range length gets stock's answer.
+ */
+int
+fib_lpm_supported(const struct fib *f, const net_addr *n)
+{
+  return (f->bloom->state != FIB_BLOOM_OFF) &&
+    net_val_match(n->type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4 | NB_IP6 | NB_VPN6 | NB_ROA6 | NB_FLOW6) &&
+    (n->pxlen <= net_max_prefix_length[n->type]);
+}
+
+static inline int
+lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
+{
+  b->queries++;
+  if (fib_bloom_test_hash(b, s->hash[k]))
+    return 1;
+
+  b->negatives++;
+  b->pol_miss++;
+  return 0;
 }
 
 /**
  * fib_lpm_init - start a longest-prefix match walk
  * @f: FIB (of @n's type, or the ROA type matching an IP @n)
- * @n: network whose covering prefixes are looked for
+ * @n: network whose covering prefixes are looked for (fib_lpm_supported())
  * @s: walk state
+ * @ahead: admitted candidates to test and prefetch now
+ * @lo: shortest length to consider
  *
  * Candidates are the lengths not longer than @n at which @f holds any
- * prefix, longest first; with a filter, their keys are hashed and their
- * blocks prefetched here. Types without prefixes (MPLS, ASPA) and SADR get
- * no candidates.
+ * prefix, longest first, cut by the guards. With a filter, their keys are
+ * hashed and their blocks prefetched; then candidates are tested until
+ * @ahead are admitted (without a filter: the first @ahead), and the buckets
+ * of those are prefetched, then their first nodes. Each stage's cache
+ * misses overlap; a caller that stops at the first answer asks for one or
+ * two, a caller that needs every covering prefix (ROA) for all.
  */
 void
-fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
+fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr_union *u = (const void *) n;
   int v6;
   u64 rdh;
 
-  s->n = s->i = 0;
+  fib_bloom_tick(b);
+
+  s->n = s->i = s->tested = 0;
   s->active = fib_bloom_active(b);
 
   if (!lpm_family(n, &v6, &rdh))
@@ -217,14 +293,16 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
       top = (int) g->len - 1;
   }
 
-  if (top < 0)
+  if (top < (int) lo)
     return;
 
-  for (int w = top >> 6; w >= 0; w--)
+  for (int w = top >> 6; w >= (int) (lo >> 6); w--)
   {
     u64 m = b->len_map[w];
     if (w == (top >> 6))
       m &= (2ULL << (top & 63)) - 1;
+    if (w == (int) (lo >> 6))
+      m &= ~((1ULL << (lo & 63)) - 1);
 
     while (m)
     {
@@ -240,7 +318,66 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s)
       s->len[s->n++] = len;
     }
   }
+
+  /* Test ahead; prefetch the admitted candidates' buckets, then their nodes */
+  uint adm = 0, k;
+  for (k = 0; (k < s->n) && (adm < ahead); k++)
+  {
+    s->adm[k] = !s->active || lpm_test(b, s, k);
+    if (s->adm[k])
+    {
+      s->bucket[k] = lpm_bucket(f, u, v6, s->len[k]);
+      __builtin_prefetch(&f->hash_table[s->bucket[k]]);
+      adm++;
+    }
+  }
+  s->tested = k;
+
+  for (k = 0; k < s->tested; k++)
+    if (s->adm[k])
+      __builtin_prefetch(f->hash_table[s->bucket[k]]);
 }
+
+/**
+ * fib_lpm_next - next candidate length of a walk
+ * @f: FIB
+ * @n: the network of fib_lpm_init()
+ * @s: walk state
+ *
+ * Returns the next length the filter admits (every candidate without a
+ * filter), longest first, or -1 when there is none. fib_lpm_chain() then
+ * gives the first node of its bucket.
+ */
+int
+fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s)
+{
+  while (s->i < s->n)
+  {
+    uint k = s->i++;
+    if (k < s->tested)
+    {
+      if (s->adm[k])
+	return s->len[k];
+      continue;
+    }
+
+    if (s->active && !lpm_test(f->bloom, s, k))
+      continue;
+
+    int v6 = 0;
+    u64 rdh;
+    lpm_family(n, &v6, &rdh);
+    s->bucket[k] = lpm_bucket(f, (const void *) n, v6, s->len[k]);
+    return s->len[k];
+  }
+
+  return -1;
+}
+
+/* First node of the bucket of the length fib_lpm_next() returned last */
+static inline struct fib_node *
+fib_lpm_chain(struct fib *f, const struct fib_lpm *s)
+{ return f->hash_table[s->bucket[s->i - 1]]; }
 
 /* @x := @n trimmed to @len (host bits cleared, as the stock loops do) */
 static inline void
@@ -254,13 +391,24 @@ lpm_trim(net_addr_union *x, const net_addr *n, uint len)
   x->n.pxlen = len;
 }
 
-static inline void
-lpm_miss(struct fib *f)
+/* The node for @x in the chain of the current candidate; counts misses */
+static inline struct fib_node *
+lpm_find(struct fib *f, struct fib_lpm *s, const net_addr *x)
 {
-  if (fib_bloom_active(f->bloom))
-    f->bloom->false_pos++;
+  for (struct fib_node *e = fib_lpm_chain(f, s); e; e = e->next)
+    if (net_equal(e->addr, x))
+      return e;
+
+  struct fib_bloom *b = f->bloom;
+  if (s->active)
+    b->false_pos++;
+  else
+    fib_bloom_probe_missed(b);
+
+  return NULL;
 }
 
+/* fib_route() for fib_lpm_supported() nets */
 void *
 fib_bloom_route(struct fib *f, const net_addr *n)
 {
@@ -268,17 +416,123 @@ fib_bloom_route(struct fib *f, const net_addr *n)
   net_addr_union x;
   int len;
 
-  fib_lpm_init(f, n, &s);
-  while ((len = fib_lpm_next(f->bloom, &s)) >= 0)
+  fib_lpm_init(f, n, &s, 1, 0);
+  while ((len = fib_lpm_next(f, n, &s)) >= 0)
   {
     lpm_trim(&x, n, len);
 
-    void *r = fib_find_chain(f, &x.n);
+    struct fib_node *e = lpm_find(f, &s, &x.n);
+    if (e)
+      return fib_node_to_user(f, e);
+  }
+
+  return NULL;
+}
+
+/* The filter walk over lengths @lo and up: the longest net with a valid route */
+static net *
+lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
+{
+  struct fib_lpm s;
+  net_addr_union x;
+  int len;
+
+  fib_lpm_init(&tab->fib, n, &s, 2, lo);
+  while ((len = fib_lpm_next(&tab->fib, n, &s)) >= 0)
+  {
+    lpm_trim(&x, n, len);
+
+    struct fib_node *e = lpm_find(&tab->fib, &s, &x.n);
+    if (!e)
+      continue;
+
+    net *r = fib_node_to_user(&tab->fib, e);
+    if (rte_is_valid(r->routes))
+      return r;
+  }
+
+  return NULL;
+}
+
+/*
+ * The top of a trie walk: trie_match_longest_ip6() for @a cut short at
+ * length @split. Sets @found to the lengths below @split at which the trie
+ * holds a prefix covering @a (as trie_match_longest_ip6() does) and returns
+ * 1 if the walk would go on to @split or beyond, i.e. the trie may hold a
+ * longer covering prefix; 0 if the path ends above @split.
+ */
+static int
+lpm_trie_head_ip6(const struct f_trie *t, ip6_addr a, int split, ip6_addr *found, int *longest)
+{
+  const struct f_trie_node6 *n = &t->root.v6;
+  int len = 0, last = split - 1;
+  *found = IP6_NONE;
+  *longest = -1;
+
+  while (n)
+  {
+    if (!ip6_prefix_equal(a, n->addr, MIN(last, n->plen)))
+      return 0;
+
+    for (; len < n->plen; len++)
+    {
+      if (len > last)
+	return 1;
+      if (ip6_getbit(n->accept, len - 1))
+	ip6_setbit(found, *longest = len);
+    }
+
+    if (len == IP6_MAX_PREFIX_LENGTH)
+      return 1;
+
+    for (int pos = 1; pos < (1 << TRIE_STEP); pos = 2 * pos + ip6_getbit(a, len), len++)
+    {
+      if (len > last)
+	return 1;
+      if (n->local & (1u << pos))
+	ip6_setbit(found, *longest = len);
+    }
+
+    n = n->c[ip6_getbits(a, n->plen, TRIE_STEP)];
+  }
+
+  return 0;
+}
+
+/*
+ * With a trie, the trie leads. An IPv4 trie is shallow (at most eight
+ * 4-bit nodes to a /32) and its walk measured cheaper than any filter walk
+ * for addresses inside prefixes and random ones alike, so IPv4 tables with
+ * a trie keep stock's trie walk. An IPv6 trie walk to a /48 chases a dozen
+ * nodes: there the trie leads down to the split length (/32: its hot top,
+ * where random addresses end, at stock's cost and with no filter touched),
+ * and only where the path goes deeper the filter tests the remaining
+ * lengths at once (longest first, guards first); then the trie's own
+ * answers above the split, longest first.
+ */
+static net *
+lpm_route_trie6(rtable *tab, const net_addr *n)
+{
+  ip6_addr found, a = net6_prefix(n);
+  int len;
+  if (lpm_trie_head_ip6(tab->trie, a, FIB_LPM_SPLIT6, &found, &len))
+  {
+    net *r = lpm_route_valid(tab, n, FIB_LPM_SPLIT6);
     if (r)
       return r;
-
-    lpm_miss(f);
   }
+
+  if (len < 0)
+    return NULL;
+
+  net_addr_ip6 q = NET_ADDR_IP6(ip6_and(a, ip6_mkmask(len)), len);
+  do
+  {
+    net *r = net_find_valid(tab, (net_addr *) &q);
+    if (r)
+      return r;
+  }
+  while (trie_match_next_longest_ip6(&q, &found));
 
   return NULL;
 }
@@ -287,8 +541,9 @@ fib_bloom_route(struct fib *f, const net_addr *n)
  * net_route_bloom - net_route() through the FIB's filter
  * @tab: table
  * @n: network (IP or VPN)
- * @done: set to 0 when @n is of a type this does not handle (SADR) or the
- * table has `bloom off' (then the stock code runs)
+ * @done: set to 0 when the stock code must answer: @n of a type this does
+ * not handle (SADR) or out of its length range, `bloom off', or a table
+ * with a trie whose filter is dormant (the trie alone is then the cheaper)
  *
  * Returns the longest-prefix net covering @n that has a valid route, the
  * same as stock net_route() with or without the table's trie.
@@ -296,31 +551,38 @@ fib_bloom_route(struct fib *f, const net_addr *n)
 net *
 net_route_bloom(rtable *tab, const net_addr *n, int *done)
 {
-  if (!tab->fib.bloom->cf.enabled || !net_val_match(n->type, NB_IP | NB_VPN))
+  struct fib *f = &tab->fib;
+
+  if (!fib_lpm_supported(f, n) || !net_val_match(n->type, NB_IP | NB_VPN))
   {
     *done = 0;
     return NULL;
   }
 
-  *done = 1;
-
-  struct fib_lpm s;
-  net_addr_union x;
-  int len;
-
-  fib_lpm_init(&tab->fib, n, &s);
-  while ((len = fib_lpm_next(tab->fib.bloom, &s)) >= 0)
+  if (tab->trie && net_val_match(n->type, NB_IP))
   {
-    lpm_trim(&x, n, len);
+    /* IPv4, and short queries: the trie walk is the cheaper one */
+    if ((n->type == NET_IP4) || (n->pxlen < FIB_LPM_SPLIT6))
+    {
+      *done = 0;
+      return NULL;
+    }
 
-    net *r = fib_find_chain(&tab->fib, &x.n);
-    if (!r)
-      lpm_miss(&tab->fib);
-    else if (rte_is_valid(r->routes))
-      return r;
+    if (!fib_bloom_active(f->bloom))
+    {
+      /* Each walk is one a filter would shorten: count it for the policy */
+      fib_bloom_probe_missed(f->bloom);
+      fib_bloom_tick(f->bloom);
+      *done = 0;
+      return NULL;
+    }
+
+    *done = 1;
+    return lpm_route_trie6(tab, n);
   }
 
-  return NULL;
+  *done = 1;
+  return lpm_route_valid(tab, n, 0);
 }
 
 /**
@@ -328,11 +590,13 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
  * @tab: ROA table
  * @n: IP network to check
  * @asn: origin AS, 0 if unknown
- * @done: set to 0 when table and network types do not pair or with `bloom off'
+ * @done: set to 0 when table and network types do not pair, @n is out of
+ * its length range, the table has a trie, or with `bloom off'
  *
  * RFC 6483 validation with the same answers as stock net_roa_check(): the
  * ROA FIB's filter is keyed by prefix and length alone, so it can rule out
- * lengths without knowing the ROAs' ASN or max length.
+ * lengths without knowing the ROAs' ASN or max length. Every covering length
+ * may hold a candidate ROA, so all admitted ones are prefetched at once.
  */
 int
 net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
@@ -341,7 +605,12 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   int v6 = (tab->addr_type == NET_ROA6) && (n->type == NET_IP6);
   const net_addr_union *u = (const void *) n;
 
-  if (!tab->fib.bloom->cf.enabled || (!v4 && !v6))
+  /*
+   * A ROA table with a trie keeps stock's trie walk: with a real VRP set
+   * most queries have no covering ROA and the walk ends in the hot top of
+   * the trie, which the rig measured cheaper than testing every length.
+   */
+  if ((!v4 && !v6) || tab->trie || !fib_lpm_supported(&tab->fib, n))
   {
     *done = 0;
     return ROA_UNKNOWN;
@@ -352,10 +621,10 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   struct fib_lpm s;
   int anything = 0, len;
 
-  fib_lpm_init(&tab->fib, n, &s);
-  while ((len = fib_lpm_next(tab->fib.bloom, &s)) >= 0)
+  fib_lpm_init(&tab->fib, n, &s, FIB_BLOOM_MAX_PXLEN + 1, 0);
+  while ((len = fib_lpm_next(&tab->fib, n, &s)) >= 0)
   {
-    net_addr_union roa0;
+    net_addr_union roa0 = {};
     int found = 0;
 
     if (v4)
@@ -363,7 +632,7 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
     else
       roa0.roa6 = NET_ADDR_ROA6(lpm_ip6_trim(u->ip6.prefix, len), len, 0, 0);
 
-    for (struct fib_node *fn = fib_get_chain(&tab->fib, &roa0.n); fn; fn = fn->next)
+    for (struct fib_node *fn = fib_lpm_chain(&tab->fib, &s); fn; fn = fn->next)
     {
       net *r = fib_node_to_user(&tab->fib, fn);
       const net_addr_union *roa = (const void *) fn->addr;
@@ -384,7 +653,12 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
     }
 
     if (!found)
-      lpm_miss(&tab->fib);
+    {
+      if (s.active)
+	tab->fib.bloom->false_pos++;
+      else
+	fib_bloom_probe_missed(tab->fib.bloom);
+    }
   }
 
   return anything ? ROA_INVALID : ROA_UNKNOWN;

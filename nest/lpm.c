@@ -33,14 +33,20 @@
  * update and never a row that was reused under it.
  */
 
+#define _GNU_SOURCE			/* fallocate() */
+
 #include "nest/bird.h"
 #include "nest/lpm.h"
 #include "lib/resource.h"
 #include "lib/string.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 const char * const lpm_variant_names[LPM_VAR_MAX] = {
   [LPM_VAR_SCALAR] = "scalar",
@@ -262,13 +268,25 @@ lpm_region_free(resource *r)
 {
   struct lpm_region *g = (void *) r;
   munmap(g->base, g->size);
+
+  if (g->fd < 0)
+    return;
+
+  /* Readers keep their mappings; the name goes, unless it is not ours any more */
+  struct stat st;
+  char path[256];
+  bsnprintf(path, sizeof(path), "/dev/shm%s", g->shm_name);
+  if (!stat(path, &st) && ((u64) st.st_ino == g->shm_ino))
+    shm_unlink(g->shm_name);
+  close(g->fd);
 }
 
 static void
 lpm_region_dump(struct dump_request *dreq, resource *r)
 {
   struct lpm_region *g = (void *) r;
-  RDUMP("(base %p, reserved %lu, used %lu)\n", g->base, (ulong) g->size, (ulong) g->used);
+  RDUMP("(base %p, reserved %lu, used %lu, shm %s)\n", g->base, (ulong) g->size, (ulong) g->used,
+	g->shm_name ?: "none");
 }
 
 static struct resmem
@@ -310,6 +328,51 @@ lpm_region_new(pool *p, size_t size)
   g->base = base;
   g->size = size;
   g->used = 0;
+  g->fd = -1;
+  return g;
+}
+
+/**
+ * lpm_region_new_shm - reserve lookup memory as a named shared-memory object
+ * @p: pool to own it
+ * @name: object name, with the leading slash ("/bird-lpm.ipv4")
+ * @size: bytes to reserve
+ *
+ * Like lpm_region_new(), but the region is the POSIX shared-memory object
+ * @name, created exclusively (O_EXCL: the caller removes a stale one first)
+ * and sized sparsely, so other processes can map it. Returns NULL and sets
+ * errno on failure.
+ */
+struct lpm_region *
+lpm_region_new_shm(pool *p, const char *name, size_t size)
+{
+  size = (size + 4095) & ~(size_t) 4095;
+  int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return NULL;
+
+  struct stat st;
+  void *base = MAP_FAILED;
+  if (!ftruncate(fd, size) && !fstat(fd, &st))
+    base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+
+  if (base == MAP_FAILED)
+  {
+    int err = errno;
+    shm_unlink(name);
+    close(fd);
+    errno = err;
+    return NULL;
+  }
+
+  struct lpm_region *g = ralloc(p, &lpm_region_class);
+  g->base = base;
+  g->size = size;
+  g->used = 0;
+  g->fd = fd;
+  g->shm_name = mb_alloc(p, strlen(name) + 1);
+  strcpy(g->shm_name, name);
+  g->shm_ino = st.st_ino;
   return g;
 }
 
@@ -317,6 +380,12 @@ void
 lpm_region_discard(struct lpm_region *g, size_t from)
 {
   from = (from + 4095) & ~(size_t) 4095;
-  if (from < g->size)
+  if (from >= g->size)
+    return;
+
+  /* Shared pages keep their contents under MADV_DONTNEED: punch them out */
+  if (g->fd >= 0)
+    fallocate(g->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, g->size - from);
+  else
     madvise((char *) g->base + from, g->size - from, MADV_DONTNEED);
 }

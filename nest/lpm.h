@@ -57,6 +57,7 @@ struct cli;
 struct lpm_params {
   u8 variant;				/* enum lpm_variant, LPM_VAR_AUTO by default */
   u8 levels;				/* dpcpe: IPv6 expansion levels, 0 = default */
+  const char *shm_name;			/* Lookup memory as this POSIX shared-memory object (NULL: private) */
 };
 
 /* One route of a whole-table build */
@@ -190,15 +191,24 @@ int lpm_epoch_safe(struct lpm_engine *e, u64 retired);
  * size (the kernel backs only the pages that are touched), so it never
  * moves and everything in it can be addressed by index. A BIRD resource in
  * the engine's pool: freed with it, counted by `show memory'.
+ *
+ * lpm_region_new_shm() makes the same region a named POSIX shared-memory
+ * object (a sparse file in /dev/shm) that other processes map read-only.
+ * The name must not exist (it is created exclusively); it is unlinked when
+ * the region is freed, unless it names another object by then.
  */
 struct lpm_region {
   resource r;
   void *base;
   size_t size;				/* Bytes reserved */
   size_t used;				/* High-water mark set by the engine */
+  int fd;				/* Shared-memory object, -1 if private */
+  char *shm_name;			/* Its name ("/name"), NULL if private */
+  u64 shm_ino;				/* Its inode, to unlink only our own */
 };
 
 struct lpm_region *lpm_region_new(pool *p, size_t size);
+struct lpm_region *lpm_region_new_shm(pool *p, const char *name, size_t size);
 void lpm_region_discard(struct lpm_region *r, size_t from);	/* Give pages from @from back */
 
 #endif

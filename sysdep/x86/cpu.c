@@ -15,10 +15,17 @@
  *
  * AVX-512 lookups need AVX-512F (gathers, masks) and AVX-512BW/VL (byte
  * shuffles on 512-bit vectors); AVX2 lookups need AVX2.
+ *
+ * $BLOOMBIRD_CPU_DISABLE (a comma-separated list: avx2, avx512) hides
+ * features the CPU has, so that tests can show what an older CPU gets (a
+ * configuration error for a pinned variant it lacks, the next best for auto).
  */
 
 #include "nest/bird.h"
 #include "nest/lpm.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 u32
 lpm_variants_cpu(void)
@@ -37,6 +44,11 @@ lpm_variants_cpu(void)
       __builtin_cpu_supports("avx512vl"))
     m |= 1U << LPM_VAR_AVX512;
 #endif
+
+  const char *off = getenv("BLOOMBIRD_CPU_DISABLE");
+  for (uint v = LPM_VAR_SCALAR + 1; off && (v < LPM_VAR_MAX); v++)
+    if (strstr(off, lpm_variant_names[v]))
+      m &= ~(1U << v);
 
   return mask = m;
 }

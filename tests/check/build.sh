@@ -16,11 +16,25 @@ check "the error names the actual sha256" grep -q "actual:   $got" <<< "$out"
 check "nothing is left under the tarball's name" [ ! -e "$WORK/out/bird2_2.17.5.orig.tar.gz" ]
 
 # ./configure --with-bird-tarball: a good local copy is accepted, a missing one is not
-(cd "$WORK" && mkdir cfg && cd cfg && cp -r "$top/configure" "$top/Makefile.in" "$top/bird-patches" . && \
-  ./configure --with-bird-tarball="$top/upstream/bird2_2.17.5.orig.tar.gz" > conf.out 2>&1)
+(cd "$WORK" && mkdir cfg && cd cfg && cp -r "$top/configure.ac" "$top/Makefile.in" "$top/bird-patches" "$top/tools" "$top/nest" "$top/sysdep" "$top/proto" . && \
+  autoconf && ./configure --with-bird-tarball="$top/upstream/bird2_2.17.5.orig.tar.gz" > conf.out 2>&1)
 check "configure accepts --with-bird-tarball with a local copy" grep -q "upstream tarball:  $top/upstream/bird2_2.17.5.orig.tar.gz" "$WORK/cfg/conf.out"
 out=$(cd "$WORK/cfg" && ./configure --with-bird-tarball=/nonexistent 2>&1)
 check "configure refuses a missing --with-bird-tarball" grep -q "no such file: /nonexistent" <<< "$out"
+
+# BIRD's options with spaces reach BIRD's configure as one argument, for the
+# patched and the stock tree, given on the command line or in the environment
+(cd "$WORK/cfg" && ./configure --with-bird-tarball="$top/upstream/bird2_2.17.5.orig.tar.gz" CFLAGS="-O1 -g" > conf.sp 2>&1)
+check "configure accepts CFLAGS=\"-O1 -g\"" grep -q "BIRD configure: *'CFLAGS=-O1 -g'" "$WORK/cfg/conf.sp"
+make -s -C "$WORK/cfg" "$WORK/cfg/build/bird-2.17.5/config.status" "$WORK/cfg/build/stock/bird-2.17.5/config.status" > "$WORK/sp.out" 2>&1
+tail -3 "$WORK/sp.out"
+for t in bird-2.17.5 stock/bird-2.17.5; do
+  check "$t: BIRD's configure got CFLAGS '-O1 -g' as one option" grep -q "^CFLAGS=.*-O1 -g" "$WORK/cfg/build/$t/Makefile"
+done
+(cd "$WORK/cfg" && CFLAGS="-O1 -g" ./configure --with-bird-tarball="$top/upstream/bird2_2.17.5.orig.tar.gz" > conf.env 2>&1)
+check "CFLAGS=\"-O1 -g\" ./configure (environment) passes the flags as one option" grep -q "BIRD configure: *'CFLAGS=-O1 -g'" "$WORK/cfg/conf.env"
+make -s -C "$WORK/cfg" "$WORK/cfg/build/stock/bird-2.17.5/config.status" > "$WORK/sp2.out" 2>&1
+check "stock tree reconfigured from the environment form" grep -q "^CFLAGS=.*-O1 -g" "$WORK/cfg/build/stock/bird-2.17.5/Makefile"
 
 # A machine without quilt: configure prints the apt-get line
 mkdir -p "$WORK/path"

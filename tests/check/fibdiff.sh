@@ -1,33 +1,65 @@
-# Differential test on the real tables: BIRD's fib_find(), fib_route(),
-# net_route() (trie off and on) and net_roa_check(), patched vs stock, built
-# from the same tarball (tests/fib/fibtool.c linked against each tree).
-# Every prefix of each table is looked up, as many absent prefixes, as many
-# addresses inside prefixes and uniformly random ones, and as many ROA checks.
+# Differential test: BIRD's fib_find(), fib_route(), net_route() (trie off
+# and on) and net_roa_check() (ROA table without and with a trie), patched
+# vs stock, built from the same tarball (tests/fib/fibtool.c linked against
+# each tree), on the real tables and on synthetic edge tables. Every prefix
+# of each table is looked up, as many absent prefixes, addresses inside
+# prefixes, uniformly random addresses and ROA checks, and nets with
+# out-of-range lengths (/33+, /129+: stock's answers, whatever they are).
+# The patched build pins its filters active (the path that must be exact);
+# one table runs again under the upkeep policy, and the tier-1 and edge
+# tables again with each LPM engine answering net_route() (FIBTOOL_LPM). Answers must be identical,
+# except the one named stock bug we fix (tests/fib/diffcheck.py).
 . "$(dirname "$0")/../lib.sh"
 DATA=${BLOOMBIRD_DATA:-$top/../shared/data}
 FIB=$top/build/fib
 "$top/tests/fib/build.sh" "$top" "$tree" "$FIB/fibtool-bloom" >/dev/null 2>&1 || { bad "fibtool builds against the patched tree"; finish; }
 "$top/tests/fib/build.sh" "$top" "$stock" "$FIB/fibtool-stock" >/dev/null 2>&1 || { bad "fibtool builds against the stock tree"; finish; }
 
+# compare NAME FAMILY TABLE-FILE [--expect-trie-bug] [env...]
+compare() {
+  local name=$1 fam=$2 file=$3 expect=${4:-}
+  "$FIB/fibtool-stock" diff "$fam" "$file" 7 > "$WORK/$name.stock" &
+  env ${FIBTOOL_ENV:-} "$FIB/fibtool-bloom" diff "$fam" "$file" 7 > "$WORK/$name.bloom"
+  wait $!
+  local n found
+  n=$(grep -c '^H ' "$WORK/$name.bloom")
+  found=$(grep -c '^I [^-]' "$WORK/$name.bloom")
+  echo "$name: $n prefixes; $n queries of each kind (hit, miss, in-prefix, random, ROA) + $(grep -c '^O ' "$WORK/$name.bloom") out-of-range"
+  check "$name: in-prefix lookups find routes ($found of $n)" [ "$found" = "$n" ]
+  check "$name: every answer identical to stock but the named stock bug" \
+    python3 "$top/tests/fib/diffcheck.py" "$WORK/$name.stock" "$WORK/$name.bloom" $expect
+  rm -f "$WORK/$name.stock" "$WORK/$name.bloom"
+}
+
+# LPM engines built in (the patched bird knows them by name)
+ENGINES=$(for e in simd dpcpe; do
+  printf 'router id 192.0.2.1;\nipv4 table t { lpm engine %s; };\nprotocol device {}\n' "$e" > "$WORK/e.conf"
+  "$BIN/bird" -p -c "$WORK/e.conf" >/dev/null 2>&1 && echo "$e"
+done)
+echo "LPM engines: $ENGINES (variant: the best this CPU runs; every variant is checked against scalar in tests/check/lpm.sh)"
+
 for spec in 4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4.nh-aspath 4:ipv4/routeviews-2008.v4.origin; do
   fam=${spec%%:*} f=${spec#*:}
   name=$(basename "$f")
   [ -f "$DATA/$f.txt.xz" ] || { bad "$name: $DATA/$f.txt.xz missing"; continue; }
   xz -dc "$DATA/$f.txt.xz" | cut -f1 > "$WORK/$name.txt"
-  "$FIB/fibtool-stock" diff "$fam" "$WORK/$name.txt" 7 > "$WORK/$name.stock" &
-  "$FIB/fibtool-bloom" diff "$fam" "$WORK/$name.txt" 7 > "$WORK/$name.bloom"
-  wait $!
-  n=$(grep -c '^H ' "$WORK/$name.bloom")
-  found=$(grep -c '^I [^-]' "$WORK/$name.bloom")
-  echo "$name: $n prefixes, $n queries of each of 5 kinds (hit, miss, in-prefix, random, ROA), $found in-prefix LPM hits"
-  check "$name: $n prefixes loaded" [ "$n" -gt 100000 ]
-  check "$name: in-prefix lookups find routes" [ "$found" = "$n" ]
-  if cmp -s "$WORK/$name.stock" "$WORK/$name.bloom"; then
-    ok "$name: every answer identical to stock"
-  else
-    bad "$name: answers differ from stock"
-    diff "$WORK/$name.stock" "$WORK/$name.bloom" | head -20
-  fi
-  rm -f "$WORK/$name.stock" "$WORK/$name.bloom" "$WORK/$name.txt"
+  compare "$name" "$fam" "$WORK/$name.txt"
+  [ "$name" = routeviews-2008.v4.origin ] && FIBTOOL_ENV=FIBTOOL_ADAPTIVE=1 compare "$name (upkeep policy)" "$fam" "$WORK/$name.txt"
+  case "$name" in tier1-*)
+    for e in $ENGINES; do FIBTOOL_ENV=FIBTOOL_LPM=$e compare "$name (lpm engine $e)" "$fam" "$WORK/$name.txt"; done ;;
+  esac
+  rm -f "$WORK/$name.txt"
 done
+
+# Edge tables: /31+/32 and /127+/128 pairs, the default route, host routes only
+python3 "$top/tests/fib/edge-tables.py" "$WORK"
+compare edge4 4 "$WORK/edge4.txt" --expect-trie-bug
+compare edge6 6 "$WORK/edge6.txt" --expect-trie-bug
+for e in $ENGINES; do
+  FIBTOOL_ENV=FIBTOOL_LPM=$e compare "edge4 (lpm engine $e)" 4 "$WORK/edge4.txt" --expect-trie-bug
+  FIBTOOL_ENV=FIBTOOL_LPM=$e compare "edge6 (lpm engine $e)" 6 "$WORK/edge6.txt" --expect-trie-bug
+  FIBTOOL_ENV=FIBTOOL_LPM=$e compare "hosts4 (lpm engine $e)" 4 "$WORK/hosts4.txt"
+done
+compare hosts4 4 "$WORK/hosts4.txt"
+compare hosts6 6 "$WORK/hosts6.txt"
 finish

@@ -9,6 +9,12 @@
  *	fibtool diff  4|6 TABLE SEED   answers of every query, one per line
  *	fibtool bench 4|6 TABLE SEED   ns/op of each operation (median of 5)
  *
+ *	In diff mode the patched build pins its filters active (the path that
+ *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
+ *	Bench mode runs the policy as a daemon would. $FIBTOOL_LPM=ENGINE gives
+ *	the fib-loop and the trie table an LPM engine (`lpm engine ENGINE'), so
+ *	net_route() answers through it.
+ *
  *	TABLE: text, one "prefix/len" per line (anything after a tab ignored).
  *
  *	Can be freely distributed and used under the terms of the GNU GPL,
@@ -27,10 +33,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 
 #if __has_include("nest/fib-bloom.h")
 #define BLOOMBIRD 1
 #include "nest/fib-bloom.h"
+#include "nest/lpm.h"
+#include "nest/rt-lpm.h"
 #endif
 
 #define ROA_ASNS 50
@@ -205,8 +217,58 @@ static volatile uintptr_t sink;
  */
 static uintptr_t zero;
 
+/*
+ * Hardware counters (cycles, instructions, last-level cache misses) over
+ * the same rounds, where the machine exposes them (many VMs do not: then
+ * one line says so and only wall time is printed).
+ */
+static int perf_fd[3] = { -1, -1, -1 };
+
+static void
+perf_open(void)
+{
+  static const u64 cfg[3] = { PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CACHE_MISSES };
+  for (int i = 0; i < 3; i++)
+  {
+    struct perf_event_attr a = {
+      .type = PERF_TYPE_HARDWARE, .size = sizeof(a), .config = cfg[i],
+      .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1,
+    };
+    perf_fd[i] = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+  }
+  printf("# hardware counters: %s\n", (perf_fd[0] >= 0) ? "cycles, instructions, cache misses" :
+	 "not exposed on this machine (wall time only)");
+}
+
+static void
+perf_start(void)
+{
+  for (int i = 0; i < 3; i++)
+    if (perf_fd[i] >= 0)
+    {
+      ioctl(perf_fd[i], PERF_EVENT_IOC_RESET, 0);
+      ioctl(perf_fd[i], PERF_EVENT_IOC_ENABLE, 0);
+    }
+}
+
+/* Per-operation counts after @ops operations, printed as NAME.cycles etc. */
+static void
+perf_stop(const char *name, double ops)
+{
+  static const char *what[3] = { "cycles", "instructions", "llc_misses" };
+  for (int i = 0; i < 3; i++)
+  {
+    u64 v;
+    if ((perf_fd[i] < 0) || (read(perf_fd[i], &v, sizeof(v)) != sizeof(v)))
+      continue;
+    ioctl(perf_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+    printf("%s.%-*s %10.1f\n", name, (int) (23 - strlen(name)), what[i], v / ops);
+  }
+}
+
 #define BENCH_ONE(name, qs, expr, dep) do {					\
   double r_[5];									\
+  perf_start();									\
   for (int k_ = 0; k_ < 5; k_++) {						\
     double t0_ = now_ns(); uintptr_t acc_ = 0, last_ = 0;			\
     for (uint i = 0; i < (qs).n; i++) {						\
@@ -216,6 +278,7 @@ static uintptr_t zero;
   }										\
   qsort(r_, 5, sizeof(double), cmp_double);					\
   printf("%-24s %10.1f\n", name, r_[2]);					\
+  perf_stop(name, 5.0 * (qs).n);						\
 } while (0)
 
 #define BENCH(name, qs, expr) do {						\
@@ -244,6 +307,7 @@ main(int argc, char *argv[])
   rtable *tf = new_table(pf, type, 0);
   rtable *tt = new_table(p, type, 1);
   rtable *tr = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 0);
+  rtable *trt = new_table(p, v6 ? NET_ROA6 : NET_ROA4, 1);
 
   for (uint i = 0; i < nets_n; i++)
   {
@@ -252,7 +316,27 @@ main(int argc, char *argv[])
     table_add(tt, &nets[i].n);
     roa_of(&r, &nets[i], i);
     table_add(tr, &r.n);
+    table_add(trt, &r.n);
   }
+
+#ifdef BLOOMBIRD
+  const char *engine = getenv("FIBTOOL_LPM");
+  if (engine && *engine)
+  {
+    struct rt_lpm_config lc = { .class = lpm_class_find(engine), .variant = LPM_VAR_AUTO };
+    if (!lc.class)
+      die("no LPM engine %s", engine);
+    rt_lpm_configure(tf, &lc);
+    rt_lpm_configure(tt, &lc);
+    if (!tf->lpm || !tt->lpm)
+      die("LPM engine %s could not be built", engine);
+    fprintf(stderr, "fibtool: lpm engine %s, variant %s\n", engine, lpm_variant_names[tf->lpm->e->variant]);
+  }
+
+  if (!bench && !getenv("FIBTOOL_ADAPTIVE"))
+    for (rtable **t = (rtable *[]) { tf, tt, tr, trt, NULL }; *t; t++)
+      fib_bloom_pin(&(*t)->fib, 1);
+#endif
   uint entries = tf->fib.entries;
 
   /* Queries: as many as prefixes in diff mode, a sample in bench mode */
@@ -268,7 +352,8 @@ main(int argc, char *argv[])
 
     /* ROA check: a table prefix or a longer one inside it, some origin */
     const net_addr_union *b = &nets[rnd_n(nets_n)];
-    uint len = MIN(b->n.pxlen + rnd_n(4), v6 ? 128U : 32U);
+    uint longer = rnd_n(4);	/* Drawn once: MIN() evaluates its arguments twice */
+    uint len = MIN(b->n.pxlen + longer, v6 ? 128U : 32U);
     addr_in(&roa.q[i], b);
     if (!v6)
       net_fill_ip4(&roa.q[i].n, ip4_and(roa.q[i].ip4.prefix, ip4_mkmask(len)), len);
@@ -288,7 +373,21 @@ main(int argc, char *argv[])
 	     net_str(fib_route(&tf->fib, &in.q[i].n)));
       printf("A %s %s %s\n", net_str(net_route(tf, &any.q[i].n)), net_str(net_route(tt, &any.q[i].n)),
 	     net_str(fib_route(&tf->fib, &any.q[i].n)));
-      printf("R %d %d\n", net_roa_check(tr, &roa.q[i].n, roa.asn[i]), net_roa_check(tr, &roa.q[i].n, 0));
+      printf("R %d %d %d\n", net_roa_check(tr, &roa.q[i].n, roa.asn[i]), net_roa_check(tr, &roa.q[i].n, 0),
+	     net_roa_check(trt, &roa.q[i].n, roa.asn[i]));
+      tmp_flush();
+    }
+
+    /* Out-of-range lengths (/33-/40, /129-/136): whatever stock answers */
+    uint max = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
+    uint nout = getenv("FIBTOOL_IN_RANGE_ONLY") ? 0 : MIN(nq, 20000U);
+    for (uint i = 0; i < nout; i++)
+    {
+      net_addr_union q = nets[rnd_n(nets_n)];
+      q.n.pxlen = max + 1 + rnd_n(8);
+      u32 asn = 64496 + rnd_n(ROA_ASNS);
+      printf("O %s %s %s %d\n", net_str(fib_route(&tf->fib, &q.n)), net_str(net_route(tf, &q.n)),
+	     net_str(net_route(tt, &q.n)), net_roa_check(tr, &q.n, asn));
       tmp_flush();
     }
     return 0;
@@ -296,6 +395,7 @@ main(int argc, char *argv[])
 
   /* Bench: memory first, then lookups, then churn */
   printf("# %s entries %u queries %u\n", v6 ? "ipv6" : "ipv4", entries, nq);
+  perf_open();
   printf("%-24s %10.1f\n", "mem_fib_B_per_prefix", (double) rmemsize(pf).effective / entries);
 #ifdef BLOOMBIRD
   printf("%-24s %10.1f\n", "mem_filter_B_per_prefix", (double) fib_bloom_size(tf->fib.bloom) / entries);
@@ -318,17 +418,21 @@ main(int argc, char *argv[])
   BENCH("net_route_random", any, net_route(tf, q));
   BENCH("net_route_random_trie", any, net_route(tt, q));
   BENCH("fib_route_in", in, fib_route(&tf->fib, q));
+  for (int trie = 0; trie < 2; trie++)
   {
+    rtable *t = trie ? trt : tr;
     double r[5];
+    perf_start();
     for (int k = 0; k < 5; k++)
     {
       double t0 = now_ns();
       for (uint i = 0; i < roa.n; i++)
-	sink += net_roa_check(tr, &roa.q[i].n, roa.asn[i]);
+	sink += net_roa_check(t, &roa.q[i].n, roa.asn[i]);
       r[k] = (now_ns() - t0) / roa.n;
     }
     qsort(r, 5, sizeof(double), cmp_double);
-    printf("%-24s %10.1f\n", "roa_check", r[2]);
+    printf("%-24s %10.1f\n", trie ? "roa_check_trie" : "roa_check", r[2]);
+    perf_stop(trie ? "roa_check_trie" : "roa_check", 5.0 * roa.n);
   }
 
   /* Insert and delete: a fresh FIB of the whole table, 5 times */

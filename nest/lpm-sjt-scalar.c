@@ -1,0 +1,140 @@
+/*
+ *	bloombird -- The simd LPM engine: views and scalar batch lookups
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: simd LPM engine, scalar lookups
+ *
+ * A view is what the lookup code knows of a state-jump table: where its
+ * elements start and, per level, which bits of the address index it. It is
+ * built from the region's header alone, so a reader in another process
+ * that maps the region builds the same view and runs this same code.
+ *
+ * The scalar batch lookup walks a group of addresses level by level
+ * instead of one address to the end: the loads of a group do not depend on
+ * each other, so the CPU keeps a group's cache misses in flight together,
+ * which is what the gathers of the vector variants do explicitly. Each
+ * step is branch-free: a finished lane loads element 0 (always valid, in
+ * cache) and keeps its leaf.
+ */
+
+#include "nest/bird.h"
+#include "nest/lpm-sjt.h"
+
+#define SJT_GROUP	8
+
+/**
+ * sjt_view_init - view of a state-jump table
+ * @v: view to fill
+ * @region: start of the region (its &sjt_header)
+ *
+ * Returns 0, or -1 if the header is not one this code can read.
+ */
+int
+sjt_view_init(struct sjt_view *v, const void *region)
+{
+  const struct sjt_header *h = region;
+
+  if ((h->magic != SJT_MAGIC) || (h->version != SJT_VERSION) ||
+      !h->levels || (h->levels > SJT_MAX_LEVELS))
+    return -1;
+
+  memset(v, 0, sizeof(*v));
+  v->mem = (const u32 *) ((const byte *) region + h->elements_offset);
+  v->levels = h->levels;
+
+  uint d = 0;
+  for (uint k = 0; k < h->levels; k++)
+  {
+    uint s = h->stride[k];
+    v->word[k] = d / 32;
+    v->shift[k] = 32 - (d % 32) - s;
+    v->mask[k] = (s < 32) ? (1U << s) - 1 : ~0U;
+    d += s;
+  }
+
+  return 0;
+}
+
+void
+sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
+{
+  const u32 *m = v->mem;
+  uint i = 0;
+
+  for (; i + SJT_GROUP <= n; i += SJT_GROUP)
+  {
+    u32 x[SJT_GROUP], e[SJT_GROUP];
+
+    for (uint j = 0; j < SJT_GROUP; j++)
+    {
+      x[j] = ip4_to_u32(a[i + j]);
+      e[j] = m[x[j] >> v->shift[0]];
+    }
+
+    for (uint k = 1; k < v->levels; k++)
+    {
+      u32 links = 0;
+      for (uint j = 0; j < SJT_GROUP; j++)
+	links |= ~e[j];
+      if (!(links & SJT_LEAF))
+	break;
+
+      uint sh = v->shift[k], mk = v->mask[k];
+      for (uint j = 0; j < SJT_GROUP; j++)
+      {
+	int l = sjt_is_link(e[j]);
+	u32 y = m[l ? e[j] + ((x[j] >> sh) & mk) : 0];
+	e[j] = l ? y : e[j];
+      }
+    }
+
+    for (uint j = 0; j < SJT_GROUP; j++)
+      val[i + j] = sjt_value(e[j]);
+  }
+
+  for (; i < n; i++)
+    val[i] = sjt_view_lookup4(v, ip4_to_u32(a[i]));
+}
+
+void
+sjt_bulk6_scalar(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
+{
+  const u32 *m = v->mem;
+  uint i = 0;
+
+  for (; i + SJT_GROUP <= n; i += SJT_GROUP)
+  {
+    u32 e[SJT_GROUP];
+    const ip6_addr *g = a + i;
+
+    for (uint j = 0; j < SJT_GROUP; j++)
+      e[j] = m[g[j].addr[0] >> v->shift[0]];
+
+    for (uint k = 1; k < v->levels; k++)
+    {
+      u32 links = 0;
+      for (uint j = 0; j < SJT_GROUP; j++)
+	links |= ~e[j];
+      if (!(links & SJT_LEAF))
+	break;
+
+      uint w = v->word[k], sh = v->shift[k], mk = v->mask[k];
+      for (uint j = 0; j < SJT_GROUP; j++)
+      {
+	int l = sjt_is_link(e[j]);
+	u32 y = m[l ? e[j] + ((g[j].addr[w] >> sh) & mk) : 0];
+	e[j] = l ? y : e[j];
+      }
+    }
+
+    for (uint j = 0; j < SJT_GROUP; j++)
+      val[i + j] = sjt_value(e[j]);
+  }
+
+  for (; i < n; i++)
+    val[i] = sjt_view_lookup6(v, &a[i]);
+}

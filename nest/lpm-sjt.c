@@ -1,0 +1,1368 @@
+/*
+ *	bloombird -- The simd LPM engine: a state-jump table
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: simd LPM engine (state-jump table)
+ *
+ * Lookups. The table is a state-jump table in the manner of Spider and
+ * GAMT: a direct root table indexed by the first bits of the address,
+ * then rows indexed by the following bits, level by level (layout in
+ * nest/lpm-sjt.h). Values are leaf-pushed, so a lookup never backtracks:
+ * it reads one element per level and stops at the first leaf. Every
+ * element is one 4-byte unit holding either a row link or an answer, so
+ * each step is one load (one gather lane), and a lane that has finished
+ * simply drops out of the gather mask. Row links are element indices into
+ * one never-moving &lpm_region, so lookup memory holds no pointers and
+ * can be read through a &sjt_view from anywhere.
+ *
+ * Stride plans. The root takes 16 bits, rows 8 bits (Spider's plan) for
+ * IPv4; IPv6 uses 16, 8, 8, 8, then two 4-bit levels up to /48, then
+ * 8-bit rows: the real tier-1 table has most of its prefixes at /32-/48,
+ * thinly spread, so 8-bit rows there would be mostly copies of one value
+ * (39 MB for the 160k table) while 4-bit rows at /40-/48 cost one more
+ * step for the deepest prefixes and bring it to about 23 MB (`lpmtool
+ * plans' prints the alternatives with their memory and speed).
+ * sjt_new_plan() takes any plan whose levels do not cross a 32-bit word.
+ *
+ * Route aggregation. A row whose elements are all the same answer is not
+ * kept: the element above it holds that answer. The control side keeps
+ * the node (its owners, its children), so a later update can give it a row
+ * again.
+ *
+ * Control side (the writer only). A multibit trie with the lookup strides:
+ * one &sjt_node per row that exists or could exist, with, per element, the
+ * length of the prefix that supplied its value (its owner), a bitmap and
+ * array of child nodes, and the row it has in lookup memory (none when
+ * aggregated). Prefixes themselves, with their values, are in a hash table.
+ * Owners turn an update into the minimal set of element writes, GAMT-style:
+ * adding or replacing P/L writes the elements in P's range whose owner is
+ * not longer than L, and in child rows the elements they inherited;
+ * removing P/L gives the elements P owned to the next covering prefix (one
+ * look in the hash for each length between the node's depth and L, or the
+ * owner the node inherited). Nodes are processed depth first; a node whose
+ * elements have become equal loses its row, a node that has no row and
+ * whose elements now differ gets one; nodes holding nothing are deleted.
+ *
+ * Readers in other threads. Only single aligned 4-byte stores change live
+ * lookup memory. A new row is written completely (or built in a per-level
+ * scratch row and copied) before the element linking it is stored with
+ * release order, so a reader sees, per address, the old or the new answer.
+ * A row that is unlinked is retired (lpm_epoch_retire()) once the update's
+ * last store is done and reused only when lpm_epoch_safe() says so; the
+ * limbo list is reclaimed at the start of later updates. The root never
+ * moves: a whole-table build writes a new root in a private buffer and new
+ * rows beside the old ones, then stores the root elements that differ.
+ *
+ * Memory. An update needs at most one new row per level on its path plus
+ * one for each node that is aggregated now (its subtree might need rows
+ * again); it is refused (-1, nothing changed) unless the region has that
+ * much room. Control memory comes from the engine's own pool (slabs for
+ * nodes, mb_alloc() for the rest).
+ *
+ * Whole-table build. Routes are counting-sorted by length and painted in
+ * that order, each into rows that exist from the start (a longer prefix
+ * never precedes a shorter one, so painting never needs to reach into
+ * children); one depth-first pass then removes the rows that turned out
+ * uniform.
+ */
+
+#include "nest/bird.h"
+#include "nest/lpm.h"
+#include "nest/lpm-sjt.h"
+#include "nest/cli.h"
+#include "lib/bitops.h"
+#include "lib/resource.h"
+#include "lib/string.h"
+#include "lib/timer.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define SJT_REGION_SIZE		(1ULL << 30)	/* Reserved, touched as needed */
+#define SJT_HASH_MIN_ORDER	8
+
+static const u8 sjt_plan4[] = { 16, 8, 8 };
+static const u8 sjt_plan6[] = { 16, 8, 8, 8, 4, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8 };
+
+/* A node of the control trie: one (possible) row */
+struct sjt_node {
+  u32 row;				/* Element index of its row, 0 when aggregated */
+  u32 agg;				/* The element every position holds when aggregated */
+  u32 nown;				/* Prefixes of lengths depth+1 .. depth+stride */
+  u32 nchild;
+  u16 ccap;				/* Room in @child */
+  u8 level;
+  struct sjt_node **child;		/* Children in element order */
+  u64 cmap[4];				/* Elements that have a child */
+  u8 owner[];				/* Per element: 1 + length of the prefix supplying it; 0: none */
+};
+
+/* Prefixes and their values: open addressing, linear probing */
+struct sjt_hash {
+  uint order;
+  uint count;
+  u8 *len;				/* 0: empty, else length + 1 */
+  u32 *val;
+  u32 *key4;
+  ip6_addr *key6;
+};
+
+/* Everything that describes the contents (a build makes a second one) */
+struct sjt_ctl {
+  struct sjt_node *root;
+  struct sjt_node **root_child;
+  struct sjt_hash h;
+  u32 lencnt[IP6_MAX_PREFIX_LENGTH + 1];
+  u64 nodes[SJT_MAX_LEVELS];
+  u64 rows[SJT_MAX_LEVELS];
+  u64 aggregated[SJT_MAX_LEVELS];
+};
+
+struct sjt_limbo {
+  u32 row;
+  u32 level;
+  u64 tag;				/* lpm_epoch_retire(), 0 until the update ends */
+};
+
+struct sjt {
+  struct lpm_engine e;
+  pool *p;
+  struct lpm_region *reg;
+  u32 *mem;
+  struct sjt_view view;
+  uint v6;
+  uint levels;
+  u8 stride[SJT_MAX_LEVELS];
+  u8 depth[SJT_MAX_LEVELS];
+  u8 level_of[IP6_MAX_PREFIX_LENGTH + 1];
+  slab *slab[SJT_MAX_LEVELS];
+  u32 *scratch[SJT_MAX_LEVELS];
+  struct sjt_ctl c;
+
+  u64 top, limit;			/* Elements: bump allocation, cap */
+  u32 *free[SJT_MAX_STRIDE + 1];	/* Reusable rows by stride */
+  u32 nfree[SJT_MAX_STRIDE + 1], cfree[SJT_MAX_STRIDE + 1];
+  struct sjt_limbo *limbo;
+  u32 hlimbo, nlimbo, climbo, plimbo;	/* Head, end, room, first without a tag */
+  int poison;
+  u32 poison_leaf;
+
+  u64 updates, builds, writes, reclaimed, alloc_failures, child_slots;
+  btime last_build, last_build_time;
+};
+
+#define SJT(e) SKIP_BACK(struct sjt, e, e)
+
+/* Operation in progress */
+struct sjt_op {
+  ip6_addr a;				/* Prefix, host bits clear (IPv4 in addr[0]) */
+  uint len;
+  uint level;				/* Level whose node holds the prefix */
+  uint lo, hi;				/* Its elements there */
+  int delta;				/* +1 new prefix, -1 removed, 0 replaced */
+  u8 newo, match, inh;			/* New owner; owner to replace (removal); inherited owner on the path */
+  u32 newv;				/* New element (a leaf) */
+};
+
+
+/*
+ *	Helpers
+ */
+
+static inline uint sjt_size(const struct sjt *t, uint k) { return 1U << t->stride[k]; }
+
+static inline uint
+sjt_key(const struct sjt *t, const ip6_addr *a, uint k)
+{
+  return (a->addr[t->view.word[k]] >> t->view.shift[k]) & t->view.mask[k];
+}
+
+static inline ip6_addr
+sjt_mask(const struct sjt *t, ip6_addr a, uint len)
+{
+  if (!t->v6)
+  {
+    a.addr[0] &= len ? ~0U << (32 - len) : 0;
+    return a;
+  }
+  return ip6_and(a, ip6_mkmask(len));
+}
+
+static void
+sjt_op_init(const struct sjt *t, struct sjt_op *op, const net_addr *n)
+{
+  memset(op, 0, sizeof(*op));
+  if (!t->v6)
+    op->a.addr[0] = ip4_to_u32(net4_prefix(n));
+  else
+    op->a = net6_prefix(n);
+  op->len = n->pxlen;
+  op->a = sjt_mask(t, op->a, op->len);
+
+  uint k = t->level_of[op->len];
+  uint end = t->depth[k] + t->stride[k];
+  op->level = k;
+  op->lo = sjt_key(t, &op->a, k);
+  op->hi = op->lo + (1U << (end - op->len));
+}
+
+static inline uint
+sjt_rank(const struct sjt_node *n, uint i)
+{
+  uint r = 0;
+  for (uint w = 0; w < (i >> 6); w++)
+    r += u64_popcount(n->cmap[w]);
+  return r + u64_popcount(n->cmap[i >> 6] & ((1ULL << (i & 63)) - 1));
+}
+
+static inline struct sjt_node *
+sjt_child(const struct sjt_ctl *c, const struct sjt_node *n, uint k, uint i)
+{
+  if (!k)
+    return c->root_child[i];
+  if (!(n->cmap[i >> 6] & (1ULL << (i & 63))))
+    return NULL;
+  return n->child[sjt_rank(n, i)];
+}
+
+static inline int
+sjt_uniform(const u32 *b, uint n)
+{
+  u32 x = b[0], d = 0;
+  if (sjt_is_link(x))
+    return 0;
+  for (uint i = 1; i < n; i++)
+    d |= b[i] ^ x;
+  return !d;
+}
+
+
+/*
+ *	Prefix hash
+ */
+
+static inline uint
+sjt_hash_slot(const struct sjt_hash *h, const ip6_addr *a, uint len)
+{
+  u64 x = (((u64) a->addr[0] << 32) | a->addr[1]) * 0x9e3779b97f4a7c15ULL;
+  x ^= ((((u64) a->addr[2] << 32) | a->addr[3]) + len) * 0xc2b2ae3d27d4eb4fULL;
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 29;
+  return (uint) (x >> (64 - h->order));
+}
+
+static inline int
+sjt_hash_eq(const struct sjt_hash *h, uint i, const ip6_addr *a, uint len)
+{
+  if (h->len[i] != len + 1)
+    return 0;
+  return h->key4 ? (h->key4[i] == a->addr[0]) : ip6_equal(h->key6[i], *a);
+}
+
+static inline void
+sjt_hash_key(const struct sjt_hash *h, uint i, ip6_addr *a)
+{
+  if (h->key4)
+    *a = (ip6_addr) { .addr = { h->key4[i] } };
+  else
+    *a = h->key6[i];
+}
+
+static void
+sjt_hash_alloc(struct sjt *t, struct sjt_hash *h, uint order)
+{
+  uint n = 1U << order;
+  h->order = order;
+  h->count = 0;
+  h->len = mb_allocz(t->p, n);
+  h->val = mb_alloc(t->p, n * sizeof(u32));
+  h->key4 = t->v6 ? NULL : mb_alloc(t->p, n * sizeof(u32));
+  h->key6 = t->v6 ? mb_alloc(t->p, n * sizeof(ip6_addr)) : NULL;
+}
+
+static void
+sjt_hash_free(struct sjt_hash *h)
+{
+  mb_free(h->len);
+  mb_free(h->val);
+  if (h->key4)
+    mb_free(h->key4);
+  if (h->key6)
+    mb_free(h->key6);
+  memset(h, 0, sizeof(*h));
+}
+
+static int
+sjt_hash_find(const struct sjt_hash *h, const ip6_addr *a, uint len, u32 *val)
+{
+  uint mask = (1U << h->order) - 1;
+  for (uint i = sjt_hash_slot(h, a, len); h->len[i]; i = (i + 1) & mask)
+    if (sjt_hash_eq(h, i, a, len))
+    {
+      *val = h->val[i];
+      return 1;
+    }
+  return 0;
+}
+
+/* Insert or replace; the caller made room (sjt_hash_room()) */
+static void
+sjt_hash_set(struct sjt_hash *h, const ip6_addr *a, uint len, u32 val)
+{
+  uint mask = (1U << h->order) - 1;
+  uint i = sjt_hash_slot(h, a, len);
+  for (; h->len[i]; i = (i + 1) & mask)
+    if (sjt_hash_eq(h, i, a, len))
+    {
+      h->val[i] = val;
+      return;
+    }
+
+  h->len[i] = len + 1;
+  h->val[i] = val;
+  if (h->key4)
+    h->key4[i] = a->addr[0];
+  else
+    h->key6[i] = *a;
+  h->count++;
+}
+
+static void
+sjt_hash_room(struct sjt *t, struct sjt_hash *h, uint more)
+{
+  if ((u64) (h->count + more) * 4 <= (3ULL << h->order))
+    return;
+
+  struct sjt_hash o = *h;
+  uint order = o.order;
+  while ((u64) (o.count + more) * 4 > (3ULL << order))
+    order++;
+
+  sjt_hash_alloc(t, h, order);
+  for (uint i = 0; i < (1U << o.order); i++)
+    if (o.len[i])
+    {
+      ip6_addr a;
+      sjt_hash_key(&o, i, &a);
+      sjt_hash_set(h, &a, o.len[i] - 1, o.val[i]);
+    }
+  sjt_hash_free(&o);
+}
+
+static void
+sjt_hash_del(struct sjt_hash *h, const ip6_addr *a, uint len)
+{
+  uint mask = (1U << h->order) - 1;
+  uint i = sjt_hash_slot(h, a, len);
+  while (!sjt_hash_eq(h, i, a, len))
+  {
+    ASSERT(h->len[i]);
+    i = (i + 1) & mask;
+  }
+
+  /* Backward shift: move later members of the run into the hole */
+  for (uint j = (i + 1) & mask; h->len[j]; j = (j + 1) & mask)
+  {
+    ip6_addr b;
+    sjt_hash_key(h, j, &b);
+    uint home = sjt_hash_slot(h, &b, h->len[j] - 1);
+    if (((j - home) & mask) < ((j - i) & mask))
+      continue;
+
+    h->len[i] = h->len[j];
+    h->val[i] = h->val[j];
+    if (h->key4)
+      h->key4[i] = h->key4[j];
+    else
+      h->key6[i] = h->key6[j];
+    i = j;
+  }
+
+  h->len[i] = 0;
+  h->count--;
+}
+
+
+/*
+ *	Rows of lookup memory
+ */
+
+static void
+sjt_push(struct sjt *t, u32 **arr, u32 *n, u32 *cap, u32 x)
+{
+  if (*n == *cap)
+  {
+    *cap = *cap ? 2 * *cap : 64;
+    *arr = *arr ? mb_realloc(*arr, *cap * sizeof(u32)) : mb_alloc(t->p, *cap * sizeof(u32));
+  }
+  (*arr)[(*n)++] = x;
+}
+
+static inline int
+sjt_row_can(const struct sjt *t, uint k)
+{
+  return t->nfree[t->stride[k]] || (t->top + sjt_size(t, k) <= t->limit);
+}
+
+static u32
+sjt_row_alloc(struct sjt *t, uint k)
+{
+  uint s = t->stride[k];
+  if (t->nfree[s])
+    return t->free[s][--t->nfree[s]];
+
+  ASSERT(t->top + sjt_size(t, k) <= t->limit);
+  u32 r = t->top;
+  t->top += sjt_size(t, k);
+  t->reg->used = MAX(t->reg->used, SJT_HEADER_SIZE + t->top * sizeof(u32));
+  return r;
+}
+
+/* A row no reader can have seen */
+static void
+sjt_row_free(struct sjt *t, u32 row, uint k)
+{
+  uint s = t->stride[k];
+  sjt_push(t, &t->free[s], &t->nfree[s], &t->cfree[s], row);
+}
+
+/* A row that was linked: reused once readers have quiesced */
+static void
+sjt_row_retire(struct sjt *t, u32 row, uint k)
+{
+  if (t->nlimbo == t->climbo)
+  {
+    t->climbo = t->climbo ? 2 * t->climbo : 256;
+    t->limbo = t->limbo ? mb_realloc(t->limbo, t->climbo * sizeof(struct sjt_limbo))
+      : mb_alloc(t->p, t->climbo * sizeof(struct sjt_limbo));
+  }
+  t->limbo[t->nlimbo++] = (struct sjt_limbo) { .row = row, .level = k };
+}
+
+/* End of an update: tag what it retired (after its last store) */
+static void
+sjt_retire_commit(struct sjt *t)
+{
+  if (t->plimbo == t->nlimbo)
+    return;
+
+  u64 tag = lpm_epoch_retire(&t->e);
+  for (uint i = t->plimbo; i < t->nlimbo; i++)
+    t->limbo[i].tag = tag;
+  t->plimbo = t->nlimbo;
+}
+
+static void
+sjt_reclaim_one(struct sjt *t, struct sjt_limbo *l)
+{
+  if (t->poison)
+  {
+    u32 *r = t->mem + l->row;
+    for (uint i = 0; i < sjt_size(t, l->level); i++)
+      r[i] = t->poison_leaf;
+  }
+  sjt_row_free(t, l->row, l->level);
+  t->reclaimed++;
+}
+
+/* Move retired rows that no reader can see any more to the free lists */
+static void
+sjt_reclaim(struct sjt *t)
+{
+  ASSERT(t->plimbo == t->nlimbo);
+  if (t->hlimbo == t->nlimbo)
+    return;
+
+  /* Tags grow along the list: if the newest is safe, all are */
+  if (lpm_epoch_safe(&t->e, t->limbo[t->nlimbo - 1].tag))
+    while (t->hlimbo < t->nlimbo)
+      sjt_reclaim_one(t, &t->limbo[t->hlimbo++]);
+
+  while (t->hlimbo < t->nlimbo)
+  {
+    u64 tag = t->limbo[t->hlimbo].tag;
+    if (!lpm_epoch_safe(&t->e, tag))
+      break;
+    while ((t->hlimbo < t->nlimbo) && (t->limbo[t->hlimbo].tag == tag))
+      sjt_reclaim_one(t, &t->limbo[t->hlimbo++]);
+  }
+
+  if (t->hlimbo == t->nlimbo)
+    t->hlimbo = t->nlimbo = t->plimbo = 0;
+  else if (t->hlimbo > 1024 && 2 * t->hlimbo > t->nlimbo)
+  {
+    memmove(t->limbo, t->limbo + t->hlimbo, (t->nlimbo - t->hlimbo) * sizeof(struct sjt_limbo));
+    t->nlimbo -= t->hlimbo;
+    t->plimbo = t->nlimbo;
+    t->hlimbo = 0;
+  }
+}
+
+/*
+ * Room for one update: one row per level of the path, and one for every
+ * node aggregated now, counted against the free rows of each stride and
+ * the untouched rest of the region.
+ */
+static int
+sjt_room(const struct sjt *t)
+{
+  u64 need[SJT_MAX_STRIDE + 1] = {};
+  for (uint k = 1; k < t->levels; k++)
+    need[t->stride[k]] += 1 + t->c.aggregated[k];
+
+  u64 el = 0;
+  for (uint s = 1; s <= SJT_MAX_STRIDE; s++)
+    if (need[s] > t->nfree[s])
+      el += (need[s] - t->nfree[s]) << s;
+
+  return t->top + el <= t->limit;
+}
+
+
+/*
+ *	Control nodes
+ */
+
+static struct sjt_node *
+sjt_node_new(struct sjt *t, struct sjt_ctl *c, uint k, u8 owner, u32 agg)
+{
+  struct sjt_node *n = sl_alloc(t->slab[k]);
+  memset(n, 0, sizeof(struct sjt_node));
+  n->agg = agg;
+  n->level = k;
+  memset(n->owner, owner, sjt_size(t, k));
+  c->nodes[k]++;
+  c->aggregated[k]++;
+  return n;
+}
+
+static void
+sjt_node_free(struct sjt *t, struct sjt_ctl *c, struct sjt_node *n)
+{
+  ASSERT(!n->row && !n->nchild);
+  if (n->child)
+  {
+    t->child_slots -= n->ccap;
+    mb_free(n->child);
+  }
+  c->nodes[n->level]--;
+  c->aggregated[n->level]--;
+  sl_free(n);
+}
+
+static void
+sjt_child_add(struct sjt *t, struct sjt_ctl *c, struct sjt_node *n, uint k, uint i, struct sjt_node *ch)
+{
+  n->nchild++;
+  if (!k)
+  {
+    c->root_child[i] = ch;
+    return;
+  }
+
+  if (n->nchild > n->ccap)
+  {
+    uint cap = MIN(n->ccap ? 2 * n->ccap : 2, sjt_size(t, k));
+    n->child = n->child ? mb_realloc(n->child, cap * sizeof(void *)) : mb_alloc(t->p, cap * sizeof(void *));
+    t->child_slots += cap - n->ccap;
+    n->ccap = cap;
+  }
+
+  uint r = sjt_rank(n, i);
+  memmove(&n->child[r + 1], &n->child[r], (n->nchild - 1 - r) * sizeof(void *));
+  n->child[r] = ch;
+  n->cmap[i >> 6] |= 1ULL << (i & 63);
+}
+
+static void
+sjt_child_del(struct sjt *t, struct sjt_ctl *c, struct sjt_node *n, uint k, uint i)
+{
+  n->nchild--;
+  if (!k)
+  {
+    c->root_child[i] = NULL;
+    return;
+  }
+
+  uint r = sjt_rank(n, i);
+  memmove(&n->child[r], &n->child[r + 1], (n->nchild - r) * sizeof(void *));
+  n->cmap[i >> 6] &= ~(1ULL << (i & 63));
+  if (!n->nchild)
+  {
+    t->child_slots -= n->ccap;
+    mb_free(n->child);
+    n->child = NULL;
+    n->ccap = 0;
+  }
+}
+
+static void
+sjt_ctl_init(struct sjt *t, struct sjt_ctl *c, uint prefixes)
+{
+  memset(c, 0, sizeof(*c));
+  uint n = sjt_size(t, 0);
+  c->root = mb_allocz(t->p, sizeof(struct sjt_node) + n);
+  c->root_child = mb_allocz(t->p, n * sizeof(void *));
+  c->nodes[0] = c->rows[0] = 1;
+
+  uint order = SJT_HASH_MIN_ORDER;
+  while ((u64) prefixes * 4 > (3ULL << order))
+    order++;
+  sjt_hash_alloc(t, &c->h, order);
+}
+
+/* Free a node's subtree; its rows are retired (@live) or were never seen */
+static void
+sjt_subtree_free(struct sjt *t, struct sjt_ctl *c, struct sjt_node *n, int live)
+{
+  uint k = n->level;
+  for (uint j = 0; j < n->nchild; j++)
+    sjt_subtree_free(t, c, n->child[j], live);
+  n->nchild = 0;
+
+  if (n->row)
+  {
+    if (live)
+      sjt_row_retire(t, n->row, k);
+    else
+      sjt_row_free(t, n->row, k);
+    n->row = 0;
+    c->rows[k]--;
+    c->aggregated[k]++;
+  }
+  sjt_node_free(t, c, n);
+}
+
+static void
+sjt_ctl_free(struct sjt *t, struct sjt_ctl *c, int live)
+{
+  for (uint i = 0; i < sjt_size(t, 0); i++)
+    if (c->root_child[i])
+      sjt_subtree_free(t, c, c->root_child[i], live);
+
+  mb_free(c->root);
+  mb_free(c->root_child);
+  sjt_hash_free(&c->h);
+}
+
+
+/*
+ *	Incremental updates
+ */
+
+/* Where a node's elements are written: its live row or a scratch row */
+static inline u32 *
+sjt_begin(struct sjt *t, struct sjt_node *n, uint k, int *live)
+{
+  if (!k || n->row)
+  {
+    *live = 1;
+    return t->mem + n->row;
+  }
+
+  *live = 0;
+  u32 *b = t->scratch[k];
+  for (uint i = 0; i < sjt_size(t, k); i++)
+    b[i] = n->agg;
+  return b;
+}
+
+static inline void
+sjt_put(struct sjt *t, u32 *b, uint i, u32 x, int live)
+{
+  if (b[i] == x)
+    return;
+
+  if (live)
+  {
+    atomic_store_explicit((_Atomic u32 *) &b[i], x, memory_order_release);
+    t->writes++;
+  }
+  else
+    b[i] = x;
+}
+
+/* A node is done: keep, drop or create its row; returns the element linking it */
+static u32
+sjt_end(struct sjt *t, struct sjt_node *n, uint k, u32 *b, int live)
+{
+  uint size = sjt_size(t, k);
+  int uni = sjt_uniform(b, size);
+
+  if (live)
+  {
+    if (!uni)
+      return n->row;
+
+    sjt_row_retire(t, n->row, k);
+    n->row = 0;
+    n->agg = b[0];
+    t->c.rows[k]--;
+    t->c.aggregated[k]++;
+    return n->agg;
+  }
+
+  if (uni)
+    return n->agg = b[0];
+
+  u32 r = sjt_row_alloc(t, k);
+  memcpy(t->mem + r, b, size * sizeof(u32));
+  n->row = r;
+  t->c.rows[k]++;
+  t->c.aggregated[k]--;
+  return r;
+}
+
+/* Write (op->newo, op->newv) into elements lo..hi-1 that qualify, and below */
+static void
+sjt_paint(struct sjt *t, struct sjt_node *n, uint k, u32 *b, int live, uint lo, uint hi, const struct sjt_op *op)
+{
+  u8 *ow = n->owner;
+
+  for (uint i = lo; i < hi; i++)
+  {
+    u8 o = ow[i];
+    if (op->delta < 0 ? (o != op->match) : (o > op->newo))
+      continue;
+
+    ow[i] = op->newo;
+    u32 x = op->newv;
+    struct sjt_node *c = sjt_child(&t->c, n, k, i);
+    if (c)
+    {
+      int cl;
+      u32 *cb = sjt_begin(t, c, k + 1, &cl);
+      sjt_paint(t, c, k + 1, cb, cl, 0, sjt_size(t, k + 1), op);
+      x = sjt_end(t, c, k + 1, cb, cl);
+    }
+    sjt_put(t, b, i, x, live);
+  }
+}
+
+/* The next covering prefix of a removed one: in this node, else inherited */
+static void
+sjt_cover(struct sjt *t, struct sjt_op *op, uint k)
+{
+  int lmin = k ? t->depth[k] + 1 : 0;
+  u32 v;
+
+  for (int l = (int) op->len - 1; l >= lmin; l--)
+    if (t->c.lencnt[l])
+    {
+      ip6_addr m = sjt_mask(t, op->a, l);
+      if (sjt_hash_find(&t->c.h, &m, l, &v))
+      {
+	op->newo = l + 1;
+	op->newv = sjt_leaf(v);
+	return;
+      }
+    }
+
+  op->newo = k ? op->inh : 0;
+  op->newv = SJT_LEAF;
+  if (op->newo)
+  {
+    ip6_addr m = sjt_mask(t, op->a, op->newo - 1);
+    int found = sjt_hash_find(&t->c.h, &m, op->newo - 1, &v);
+    ASSERT(found);
+    op->newv = sjt_leaf(v);
+  }
+}
+
+static u32
+sjt_descend(struct sjt *t, struct sjt_node *n, uint k, struct sjt_op *op)
+{
+  int live;
+  u32 *b;
+
+  if (k == op->level)
+  {
+    if (op->delta < 0)
+      sjt_cover(t, op, k);
+    n->nown += op->delta;
+    b = sjt_begin(t, n, k, &live);
+    sjt_paint(t, n, k, b, live, op->lo, op->hi, op);
+    return k ? sjt_end(t, n, k, b, live) : 0;
+  }
+
+  uint i = sjt_key(t, &op->a, k);
+  struct sjt_node *c = sjt_child(&t->c, n, k, i);
+  b = sjt_begin(t, n, k, &live);
+  if (!c)
+  {
+    ASSERT(op->delta > 0);
+    c = sjt_node_new(t, &t->c, k + 1, n->owner[i], b[i]);
+    sjt_child_add(t, &t->c, n, k, i, c);
+  }
+
+  op->inh = n->owner[i];
+  u32 x = sjt_descend(t, c, k + 1, op);
+  sjt_put(t, b, i, x, live);
+
+  if (!c->nown && !c->nchild)
+  {
+    ASSERT(!c->row);
+    sjt_child_del(t, &t->c, n, k, i);
+    sjt_node_free(t, &t->c, c);
+  }
+
+  return k ? sjt_end(t, n, k, b, live) : 0;
+}
+
+static int
+sjt_update(struct lpm_engine *e, const net_addr *n, u32 value, u32 *old)
+{
+  struct sjt *t = SJT(e);
+  struct sjt_op op;
+  u32 ov;
+
+  ASSERT(value <= LPM_VALUE_MAX);
+  sjt_op_init(t, &op, n);
+  int had = sjt_hash_find(&t->c.h, &op.a, op.len, &ov);
+  if (old)
+    *old = had ? ov : LPM_NONE;
+
+  if (had && (ov == value))
+  {
+    t->updates++;
+    return 0;
+  }
+
+  sjt_reclaim(t);
+  if (!sjt_room(t))
+  {
+    t->alloc_failures++;
+    return -1;
+  }
+
+  sjt_hash_room(t, &t->c.h, 1);
+  op.delta = had ? 0 : 1;
+  op.newo = op.len + 1;
+  op.newv = sjt_leaf(value);
+  sjt_descend(t, t->c.root, 0, &op);
+
+  sjt_hash_set(&t->c.h, &op.a, op.len, value);
+  t->c.lencnt[op.len] += op.delta;
+  sjt_retire_commit(t);
+  t->updates++;
+  return 0;
+}
+
+static int
+sjt_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
+{
+  struct sjt *t = SJT(e);
+  struct sjt_op op;
+  u32 ov;
+
+  sjt_op_init(t, &op, n);
+  int had = sjt_hash_find(&t->c.h, &op.a, op.len, &ov);
+  if (old)
+    *old = had ? ov : LPM_NONE;
+  if (!had)
+    return 0;
+
+  sjt_reclaim(t);
+  if (!sjt_room(t))
+  {
+    t->alloc_failures++;
+    return -1;
+  }
+
+  op.delta = -1;
+  op.match = op.len + 1;
+  sjt_descend(t, t->c.root, 0, &op);
+
+  sjt_hash_del(&t->c.h, &op.a, op.len);
+  t->c.lencnt[op.len]--;
+  sjt_retire_commit(t);
+  t->updates++;
+  return 0;
+}
+
+
+/*
+ *	Whole-table build
+ */
+
+/* Paint one route into rows that nobody sees yet; -1 if out of rows */
+static int
+sjt_build_one(struct sjt *t, struct sjt_ctl *c, u32 *root, const struct sjt_op *op, int fresh)
+{
+  struct sjt_node *n = c->root;
+  u32 *b = root;
+
+  for (uint k = 0; k < op->level; k++)
+  {
+    uint i = sjt_key(t, &op->a, k);
+    struct sjt_node *ch = sjt_child(c, n, k, i);
+    if (!ch)
+    {
+      if (!sjt_row_can(t, k + 1))
+	return -1;
+
+      ch = sjt_node_new(t, c, k + 1, n->owner[i], b[i]);
+      ch->row = sjt_row_alloc(t, k + 1);
+      c->aggregated[k + 1]--;
+      c->rows[k + 1]++;
+      u32 *r = t->mem + ch->row;
+      for (uint j = 0; j < sjt_size(t, k + 1); j++)
+	r[j] = b[i];
+      b[i] = ch->row;
+      sjt_child_add(t, c, n, k, i, ch);
+    }
+    n = ch;
+    b = t->mem + ch->row;
+  }
+
+  /* Shorter prefixes came first, so nothing below these elements exists yet */
+  for (uint i = op->lo; i < op->hi; i++)
+    if (n->owner[i] <= op->newo)
+    {
+      n->owner[i] = op->newo;
+      b[i] = op->newv;
+    }
+
+  n->nown += fresh;
+  return 0;
+}
+
+/* Drop the rows that came out uniform, children first */
+static u32
+sjt_build_aggregate(struct sjt *t, struct sjt_ctl *c, struct sjt_node *n, uint k)
+{
+  u32 *b = t->mem + n->row;
+  uint j = 0;
+
+  for (uint w = 0; w < 4; w++)
+    for (u64 m = n->cmap[w]; m; m &= m - 1)
+    {
+      uint i = 64 * w + __builtin_ctzll(m);
+      b[i] = sjt_build_aggregate(t, c, n->child[j++], k + 1);
+    }
+
+  if (!sjt_uniform(b, sjt_size(t, k)))
+    return n->row;
+
+  sjt_row_free(t, n->row, k);
+  n->row = 0;
+  n->agg = b[0];
+  c->rows[k]--;
+  c->aggregated[k]++;
+  return n->agg;
+}
+
+static int
+sjt_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
+{
+  struct sjt *t = SJT(e);
+  btime t0 = current_time_now();
+  uint rsize = sjt_size(t, 0);
+  struct sjt_ctl nc;
+  struct sjt_op op;
+
+  sjt_reclaim(t);
+  sjt_ctl_init(t, &nc, count);
+  u32 *root = mb_alloc(t->p, rsize * sizeof(u32));
+  for (uint i = 0; i < rsize; i++)
+    root[i] = SJT_LEAF;
+
+  /* Counting sort by length; equal prefixes keep their order, the last wins */
+  uint pos[IP6_MAX_PREFIX_LENGTH + 2] = {};
+  u32 *ord = count ? mb_alloc(t->p, count * sizeof(u32)) : NULL;
+  for (uint i = 0; i < count; i++)
+  {
+    ASSERT(r[i].n.n.type == t->e.net_type);
+    ASSERT(r[i].value <= LPM_VALUE_MAX);
+    pos[r[i].n.n.pxlen + 1]++;
+  }
+  for (uint l = 1; l <= IP6_MAX_PREFIX_LENGTH + 1; l++)
+    pos[l] += pos[l - 1];
+  for (uint i = 0; i < count; i++)
+    ord[pos[r[i].n.n.pxlen]++] = i;
+
+  for (uint j = 0; j < count; j++)
+  {
+    const struct lpm_route *rt = &r[ord[j]];
+    sjt_op_init(t, &op, &rt->n.n);
+    op.newo = op.len + 1;
+    op.newv = sjt_leaf(rt->value);
+
+    uint before = nc.h.count;
+    sjt_hash_set(&nc.h, &op.a, op.len, rt->value);
+    uint fresh = nc.h.count - before;
+    nc.lencnt[op.len] += fresh;
+
+    if (sjt_build_one(t, &nc, root, &op, fresh) < 0)
+    {
+      sjt_ctl_free(t, &nc, 0);
+      mb_free(root);
+      if (ord)
+	mb_free(ord);
+      t->alloc_failures++;
+      return -1;
+    }
+  }
+  if (ord)
+    mb_free(ord);
+
+  for (uint i = 0; i < rsize; i++)
+    if (nc.root_child[i])
+      root[i] = sjt_build_aggregate(t, &nc, nc.root_child[i], 1);
+
+  /* Switch: the new rows are complete; store the root elements that differ */
+  for (uint i = 0; i < rsize; i++)
+    sjt_put(t, t->mem, i, root[i], 1);
+  mb_free(root);
+
+  sjt_ctl_free(t, &t->c, 1);
+  t->c = nc;
+  sjt_retire_commit(t);
+
+  /* BIRD's monotonic clock; current_time() would be the loop's cached value */
+  t->builds++;
+  t->last_build = current_time_now();
+  t->last_build_time = t->last_build - t0;
+  return 0;
+}
+
+
+/*
+ *	Lookups through the engine
+ */
+
+static u32
+sjt_lookup4(const struct lpm_engine *e, ip4_addr a)
+{
+  return sjt_view_lookup4(&SJT(e)->view, ip4_to_u32(a));
+}
+
+static u32
+sjt_lookup6(const struct lpm_engine *e, ip6_addr a)
+{
+  return sjt_view_lookup6(&SJT(e)->view, &a);
+}
+
+#define SJT_BULK(fam, var) \
+  static void sjt_e_bulk##fam##_##var(const struct lpm_engine *e, const ip##fam##_addr *a, u32 *v, uint n) \
+  { sjt_bulk##fam##_##var(&SJT(e)->view, a, v, n); }
+
+SJT_BULK(4, scalar)
+SJT_BULK(6, scalar)
+SJT_BULK(4, avx2)
+SJT_BULK(6, avx2)
+SJT_BULK(4, avx512)
+SJT_BULK(6, avx512)
+
+
+/*
+ *	Creation, stats
+ */
+
+int
+sjt_plan_format(char *buf, uint size, const u8 *stride, uint levels)
+{
+  char *p = buf, *end = buf + size;
+  for (uint k = 0; (k < levels) && (p < end); k++)
+    p += bsnprintf(p, end - p, k ? "-%u" : "%u", stride[k]);
+  return p - buf;
+}
+
+/**
+ * sjt_plan_parse - read a stride plan
+ * @s: strides separated by '-' or ',', root first ("16-8-8")
+ * @stride: output
+ * @max: room in @stride
+ *
+ * Returns the number of levels, or -1. Validity is checked by
+ * sjt_new_plan().
+ */
+int
+sjt_plan_parse(const char *s, u8 *stride, uint max)
+{
+  uint n = 0;
+  while (*s)
+  {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if ((end == s) || (v < 1) || (v > 32) || (n == max))
+      return -1;
+    stride[n++] = v;
+    s = end;
+    if (*s == '-' || *s == ',')
+      s++;
+  }
+  return n ? (int) n : -1;
+}
+
+static int
+sjt_plan_ok(uint bits, const u8 *stride, uint levels)
+{
+  if (!levels || (levels > SJT_MAX_LEVELS) || (stride[0] < 8) || (stride[0] > SJT_MAX_ROOT))
+    return 0;
+
+  uint d = 0;
+  for (uint k = 0; k < levels; k++)
+  {
+    if (!stride[k] || (k && (stride[k] > SJT_MAX_STRIDE)))
+      return 0;
+    if ((d / 32) != ((d + stride[k] - 1) / 32))
+      return 0;
+    d += stride[k];
+  }
+  return d == bits;
+}
+
+/**
+ * sjt_new_plan - create a simd engine with a given stride plan
+ * @pp: pool to create it in
+ * @net_type: %NET_IP4 or %NET_IP6
+ * @variant: batch lookup variant, or %LPM_VAR_AUTO
+ * @stride: bits per level, root first
+ * @levels: entries of @stride
+ *
+ * Returns NULL for another net type, a plan sjt_plan_ok() refuses, a
+ * variant lpm_variant_select() refuses, or no address space.
+ */
+static struct lpm_engine *
+sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const char *shm_name);
+
+struct lpm_engine *
+sjt_new_plan(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels)
+{
+  return sjt_new_in(pp, net_type, variant, stride, levels, NULL);
+}
+
+/* The same, with the lookup region in shared memory @shm_name unless NULL */
+static struct lpm_engine *
+sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const char *shm_name)
+{
+  if ((net_type != NET_IP4) && (net_type != NET_IP6))
+    return NULL;
+
+  uint v6 = (net_type == NET_IP6);
+  if (!sjt_plan_ok(v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH, stride, levels))
+    return NULL;
+
+  int var = lpm_variant_select(variant, lpm_sjt_class.variants);
+  if (var < 0)
+    return NULL;
+
+  pool *p = rp_new(pp, "LPM simd");
+  struct lpm_region *reg = shm_name ?
+    lpm_region_new_shm(p, shm_name, SJT_REGION_SIZE) :
+    lpm_region_new(p, SJT_REGION_SIZE);
+  if (!reg)
+  {
+    rfree(p);
+    return NULL;
+  }
+  /* Huge pages where the kernel allows them: rows are spread everywhere */
+  madvise(reg->base, reg->size, MADV_HUGEPAGE);
+
+  struct sjt *t = mb_allocz(p, sizeof(struct sjt));
+  lpm_engine_init(&t->e, &lpm_sjt_class, p, net_type, var);
+  t->p = p;
+  t->reg = reg;
+  t->v6 = v6;
+  t->levels = levels;
+
+  struct sjt_header *h = reg->base;
+  h->magic = SJT_MAGIC;
+  h->version = SJT_VERSION;
+  h->family = v6 ? 6 : 4;
+  h->levels = levels;
+  h->elements_offset = SJT_HEADER_SIZE;
+  h->elements_max = MIN((reg->size - SJT_HEADER_SIZE) / sizeof(u32), 1ULL << 31);
+  memcpy(h->stride, stride, levels);
+
+  t->mem = (u32 *) ((byte *) reg->base + SJT_HEADER_SIZE);
+  t->limit = h->elements_max;
+  sjt_view_init(&t->view, reg->base);
+
+  uint d = 0;
+  for (uint k = 0; k < levels; k++)
+  {
+    t->stride[k] = stride[k];
+    t->depth[k] = d;
+    for (uint l = (k ? d + 1 : 0); l <= d + stride[k]; l++)
+      t->level_of[l] = k;
+    d += stride[k];
+
+    if (k)
+    {
+      t->slab[k] = sl_new(p, sizeof(struct sjt_node) + sjt_size(t, k));
+      t->scratch[k] = mb_alloc(p, sjt_size(t, k) * sizeof(u32));
+    }
+  }
+
+  for (uint i = 0; i < sjt_size(t, 0); i++)
+    t->mem[i] = SJT_LEAF;
+  t->top = sjt_size(t, 0);
+  reg->used = SJT_HEADER_SIZE + t->top * sizeof(u32);
+
+  sjt_ctl_init(t, &t->c, 0);
+  return &t->e;
+}
+
+static struct lpm_engine *
+sjt_create(pool *p, uint net_type, const struct lpm_params *par)
+{
+  if (net_type == NET_IP6)
+    return sjt_new_in(p, net_type, par->variant, sjt_plan6, ARRAY_SIZE(sjt_plan6), par->shm_name);
+  else
+    return sjt_new_in(p, net_type, par->variant, sjt_plan4, ARRAY_SIZE(sjt_plan4), par->shm_name);
+}
+
+static void
+sjt_free(struct lpm_engine *e)
+{
+  struct sjt *t = SJT(e);
+  lpm_engine_fini(&t->e);
+  rfree(t->p);
+}
+
+const struct sjt_view *
+sjt_view(const struct lpm_engine *e)
+{
+  return &SJT(e)->view;
+}
+
+const void *
+sjt_region_base(const struct lpm_engine *e)
+{
+  return SJT(e)->reg->base;
+}
+
+void
+sjt_set_limit(struct lpm_engine *e, size_t bytes)
+{
+  struct sjt *t = SJT(e);
+  const struct sjt_header *h = t->reg->base;
+  u64 el = bytes > SJT_HEADER_SIZE ? (bytes - SJT_HEADER_SIZE) / sizeof(u32) : 0;
+  t->limit = MIN(el, h->elements_max);
+}
+
+void
+sjt_set_poison(struct lpm_engine *e, int on, u32 value)
+{
+  struct sjt *t = SJT(e);
+  t->poison = on;
+  t->poison_leaf = sjt_leaf(value);
+}
+
+void
+sjt_get_info(const struct lpm_engine *e, struct sjt_info *i)
+{
+  const struct sjt *t = SJT(e);
+  memset(i, 0, sizeof(*i));
+  i->levels = t->levels;
+  memcpy(i->stride, t->stride, t->levels);
+  for (uint k = 0; k < t->levels; k++)
+  {
+    i->rows[k] = t->c.rows[k];
+    i->nodes[k] = t->c.nodes[k];
+    i->aggregated[k] = k ? t->c.aggregated[k] : 0;
+  }
+  for (uint s = 1; s <= SJT_MAX_STRIDE; s++)
+    i->free_rows += t->nfree[s];
+  i->limbo_rows = t->nlimbo - t->hlimbo;
+  i->reclaimed = t->reclaimed;
+  i->elements_top = t->top;
+  i->writes = t->writes;
+}
+
+static u64
+sjt_mem_control(const struct sjt *t)
+{
+  u64 m = sizeof(struct sjt);
+  uint rs = sjt_size(t, 0);
+  m += sizeof(struct sjt_node) + rs + rs * sizeof(void *);
+  for (uint k = 1; k < t->levels; k++)
+    m += t->c.nodes[k] * (sizeof(struct sjt_node) + sjt_size(t, k)) + sjt_size(t, k) * sizeof(u32);
+  m += t->child_slots * sizeof(void *);
+  m += (1ULL << t->c.h.order) * (1 + sizeof(u32) + (t->v6 ? sizeof(ip6_addr) : sizeof(u32)));
+  for (uint s = 1; s <= SJT_MAX_STRIDE; s++)
+    m += t->cfree[s] * sizeof(u32);
+  m += t->climbo * sizeof(struct sjt_limbo);
+  return m;
+}
+
+static void
+sjt_stats(const struct lpm_engine *e, struct lpm_stats *s)
+{
+  const struct sjt *t = SJT(e);
+  memset(s, 0, sizeof(*s));
+  s->prefixes = t->c.h.count;
+  s->updates = t->updates;
+  s->builds = t->builds;
+  s->last_build = t->last_build;
+  s->last_build_time = t->last_build_time;
+  s->mem_lookup = SJT_HEADER_SIZE + t->top * sizeof(u32);
+  s->mem_control = sjt_mem_control(t);
+  for (uint k = 0; k < t->levels; k++)
+    s->units += t->c.rows[k];
+  s->retired = t->nlimbo - t->hlimbo;
+  s->alloc_failures = t->alloc_failures;
+}
+
+static void
+sjt_show(const struct lpm_engine *e, struct cli *c, int code)
+{
+  const struct sjt *t = SJT(e);
+  char plan[96], rows[512];
+  char *p = rows, *end = rows + sizeof(rows);
+  u64 inuse = sjt_size(t, 0), agg = 0, free = 0;
+
+  sjt_plan_format(plan, sizeof(plan), t->stride, t->levels);
+  for (uint k = 1; (k < t->levels) && (p < end); k++)
+    if (t->c.nodes[k])
+    {
+      p += bsnprintf(p, end - p, "%s/%u:%lu", (p == rows) ? "" : " ", t->depth[k] + t->stride[k], t->c.rows[k]);
+      inuse += t->c.rows[k] << t->stride[k];
+      agg += t->c.aggregated[k];
+    }
+  if (p == rows)
+    bsnprintf(rows, sizeof(rows), "none");
+  for (uint s = 1; s <= SJT_MAX_STRIDE; s++)
+    free += t->nfree[s];
+
+  cli_printf(c, code, "  Stride plan:      %s (root %u elements, rows of up to %u)", plan, sjt_size(t, 0), 1U << SJT_MAX_STRIDE);
+  cli_printf(c, code, "  Rows by level:    %s", rows);
+  cli_printf(c, code, "  Lookup memory:    %lu bytes in rows, %lu touched; %lu aggregated nodes without a row",
+	     (u64) (inuse * sizeof(u32)), (u64) (SJT_HEADER_SIZE + t->top * sizeof(u32)), agg);
+  cli_printf(c, code, "  Row reuse:        %lu free, %u waiting for readers, %lu reclaimed",
+	     free, t->nlimbo - t->hlimbo, t->reclaimed);
+  cli_printf(c, code, "  Element writes:   %lu", t->writes);
+}
+
+const struct lpm_class lpm_sjt_class = {
+  .name = "simd",
+  .variants = (1U << LPM_VAR_SCALAR) | (1U << LPM_VAR_AVX2) | (1U << LPM_VAR_AVX512),
+  .create = sjt_create,
+  .free = sjt_free,
+  .update = sjt_update,
+  .remove = sjt_remove,
+  .build = sjt_build,
+  .lookup4 = sjt_lookup4,
+  .lookup6 = sjt_lookup6,
+  .bulk4 = {
+    [LPM_VAR_SCALAR] = sjt_e_bulk4_scalar,
+    [LPM_VAR_AVX2] = sjt_e_bulk4_avx2,
+    [LPM_VAR_AVX512] = sjt_e_bulk4_avx512,
+  },
+  .bulk6 = {
+    [LPM_VAR_SCALAR] = sjt_e_bulk6_scalar,
+    [LPM_VAR_AVX2] = sjt_e_bulk6_avx2,
+    [LPM_VAR_AVX512] = sjt_e_bulk6_avx512,
+  },
+  .stats = sjt_stats,
+  .show = sjt_show,
+};
+
+LPM_CLASS_REGISTER(lpm_sjt_class);

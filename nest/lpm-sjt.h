@@ -1,0 +1,140 @@
+/*
+ *	bloombird -- The simd LPM engine (state-jump table): lookup layout
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_LPM_SJT_H_
+#define _BIRD_LPM_SJT_H_
+
+#include "nest/lpm.h"
+
+/*
+ * Lookup memory of the simd engine (nest/lpm-sjt.c explains why it looks
+ * like this). It is one lpm_region: a page with &sjt_header, then an array
+ * of 4-byte elements. Element 0 starts the root table (2^stride[0]
+ * elements); rows of 2^stride[k] elements for the deeper levels follow
+ * anywhere after it. Nothing in it is a pointer, so it can be mapped at any
+ * address, by another process too.
+ *
+ * An element is either a row link or a leaf:
+ *   < 0x80000000	link: the index of the row's first element
+ *   >= 0x80000000	leaf: the answer is the element - 0x80000001 (mod 2^32),
+ *			so 0x80000000 answers %LPM_NONE
+ *
+ * A lookup of address A: e = mem[A's first stride[0] bits]; while e is a
+ * link: e = mem[e + A's next stride[k] bits]. The loop ends at a leaf at the
+ * latest at the last level. No level crosses a 32-bit word of the address.
+ *
+ * The lookup code takes a &sjt_view, never the engine: a view is built
+ * from the header alone (sjt_view_init()), so the same code serves a region
+ * mapped read-only elsewhere.
+ */
+
+#define SJT_MAX_LEVELS	24
+#define SJT_MAX_STRIDE	8		/* Rows below the root */
+#define SJT_MAX_ROOT	20		/* Root table: at most 2^20 elements */
+
+#define SJT_LEAF	0x80000000U	/* Leaf flag; also the leaf answering LPM_NONE */
+
+#define SJT_MAGIC	0x534a5431	/* "SJT1" */
+#define SJT_VERSION	1
+#define SJT_HEADER_SIZE	4096		/* Elements start this far into the region */
+
+static inline u32 sjt_leaf(u32 value) { return value + 0x80000001U; }
+static inline u32 sjt_value(u32 e) { return e - 0x80000001U; }
+static inline int sjt_is_link(u32 e) { return e < SJT_LEAF; }
+
+/* At the start of the region; written once at creation */
+struct sjt_header {
+  u32 magic;				/* SJT_MAGIC */
+  u32 version;				/* SJT_VERSION */
+  u32 family;				/* 4 or 6 */
+  u32 levels;				/* Entries of @stride in use */
+  u32 elements_offset;			/* Bytes from the region start to element 0 */
+  u32 reserved;
+  u64 elements_max;			/* Elements the region can hold */
+  u8 stride[SJT_MAX_LEVELS];		/* Bits per level; [0] is the root */
+};
+
+/* What the lookup code needs: built from a header by sjt_view_init() */
+struct sjt_view {
+  const u32 *mem;			/* Element 0 */
+  u32 levels;
+  u8 word[SJT_MAX_LEVELS];		/* Level k's bits are in 32-bit word word[k] of the address */
+  u8 shift[SJT_MAX_LEVELS];		/*   at (word >> shift[k]) & mask[k] */
+  u32 mask[SJT_MAX_LEVELS];
+};
+
+int sjt_view_init(struct sjt_view *v, const void *region);
+
+/* One address (inline, so callers with a view need no call) */
+static inline u32
+sjt_view_lookup4(const struct sjt_view *v, u32 a)
+{
+  const u32 *m = v->mem;
+  u32 e = m[a >> v->shift[0]];
+
+  for (uint k = 1; sjt_is_link(e); k++)
+    e = m[e + ((a >> v->shift[k]) & v->mask[k])];
+
+  return sjt_value(e);
+}
+
+static inline u32
+sjt_view_lookup6(const struct sjt_view *v, const ip6_addr *a)
+{
+  const u32 *m = v->mem;
+  u32 e = m[a->addr[0] >> v->shift[0]];
+
+  for (uint k = 1; sjt_is_link(e); k++)
+    e = m[e + ((a->addr[v->word[k]] >> v->shift[k]) & v->mask[k])];
+
+  return sjt_value(e);
+}
+
+/* Batch lookups of a view: nest/lpm-sjt.c (scalar), sysdep/x86 (vector) */
+void sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n);
+void sjt_bulk6_scalar(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n);
+void sjt_bulk4_avx2(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n);
+void sjt_bulk6_avx2(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n);
+void sjt_bulk4_avx512(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n);
+void sjt_bulk6_avx512(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n);
+
+/*
+ * Engine specifics beyond struct lpm_class (tools, tests, the exporter):
+ *
+ * sjt_new_plan() creates an engine with a given stride plan (root first;
+ * the plan must cover 32 or 128 bits, rows 1..8 bits, the root 8..20 bits,
+ * no level crossing a 32-bit word); NULL if the plan or variant is invalid.
+ * sjt_view() gives the engine's view, sjt_region_base() the region.
+ * sjt_set_limit() caps the lookup memory (bytes, for tests of allocation
+ * failure); sjt_set_poison() makes reclaimed rows be overwritten with
+ * leaves answering @value, so a reader that still used one would notice.
+ */
+struct sjt_info {
+  u32 levels;
+  u8 stride[SJT_MAX_LEVELS];
+  u64 rows[SJT_MAX_LEVELS];		/* Rows in use per level ([0]: the root) */
+  u64 nodes[SJT_MAX_LEVELS];		/* Control nodes per level */
+  u64 aggregated[SJT_MAX_LEVELS];	/* Nodes without a row (all elements equal) */
+  u64 free_rows;			/* Reusable */
+  u64 limbo_rows;			/* Retired, waiting for readers */
+  u64 reclaimed;			/* Rows moved from limbo to reuse, ever */
+  u64 elements_top;			/* High-water mark of elements */
+  u64 writes;				/* Element stores into live lookup memory */
+};
+
+struct lpm_engine *sjt_new_plan(pool *p, uint net_type, uint variant, const u8 *stride, uint levels);
+const struct sjt_view *sjt_view(const struct lpm_engine *e);
+const void *sjt_region_base(const struct lpm_engine *e);
+void sjt_set_limit(struct lpm_engine *e, size_t bytes);
+void sjt_set_poison(struct lpm_engine *e, int on, u32 value);
+void sjt_get_info(const struct lpm_engine *e, struct sjt_info *i);
+int sjt_plan_parse(const char *s, u8 *stride, uint max);
+int sjt_plan_format(char *buf, uint size, const u8 *stride, uint levels);
+
+extern const struct lpm_class lpm_sjt_class;
+
+#endif

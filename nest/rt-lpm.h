@@ -1,0 +1,68 @@
+/*
+ *	bloombird -- A routing table's own LPM engine
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_RT_LPM_H_
+#define _BIRD_RT_LPM_H_
+
+#include "nest/bird.h"
+#include "lib/net.h"
+#include "lib/idm.h"
+
+struct rtable;
+struct network;
+struct cli;
+struct lpm_class;
+struct lpm_engine;
+
+/* Table configuration: `lpm engine <name>|off', `lpm variant', `lpm levels' */
+struct rt_lpm_config {
+  const struct lpm_class *class;	/* NULL: no engine (the default) */
+  u8 variant;				/* enum lpm_variant, LPM_VAR_AUTO by default */
+  u8 levels;				/* Engine parameter (dpcpe), 0 = default */
+};
+
+/*
+ * The engine of a table holds, for every net with a valid best route, the
+ * net's slot number; @slot maps slot numbers back to nets. It is kept by
+ * rt_lpm_net_changed(), called where the valid best route of a net appears
+ * or goes (rte_announce()), and answers net_route() through rt_lpm_route().
+ */
+struct rt_lpm {
+  struct rtable *tab;
+  pool *pool;				/* Engine, slots; freed as a whole */
+  struct lpm_engine *e;
+  struct rt_lpm_config cf;
+  struct network **slot;		/* Slot number -> net */
+  u32 slots;				/* Size of @slot */
+  struct idm ids;			/* Slot numbers in use */
+  u8 stale;				/* An update failed: not asked until rebuilt */
+  u64 updates;				/* Notifications applied */
+  u64 lookups, fallbacks;		/* net_route() answers, and left to the filter path */
+  u64 failures;				/* Updates or builds that ran out of memory */
+  btime built;				/* Last whole build: when ... */
+  btime build_time;			/* ... and how long it took */
+  struct event *rebuild;		/* Retry after a failure */
+};
+
+void rt_lpm_config_default(struct rt_lpm_config *c);
+int rt_lpm_config_same(const struct rt_lpm_config *a, const struct rt_lpm_config *b);
+
+/* rt_setup() and rt_reconfigure(): create, rebuild or drop the engine */
+void rt_lpm_configure(struct rtable *tab, const struct rt_lpm_config *cf);
+
+/* rte_announce(): the net's valid best route appeared (@valid) or went */
+void rt_lpm_net_changed(struct rtable *tab, struct network *n, int valid);
+
+/* net_route(): *@done = 0 when the engine cannot answer (no engine, stale,
+ * a type it does not serve, or an answer longer than a short query) */
+struct network *rt_lpm_route(struct rtable *tab, const net_addr *n, int *done);
+
+/* CLI (rt-lpm-cli.c) */
+void rt_lpm_show(struct cli *c, struct rtable_config *tc);
+void rt_lpm_bench(struct cli *c, struct rtable_config *tc, uint count);
+
+#endif

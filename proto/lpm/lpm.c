@@ -1,0 +1,425 @@
+/*
+ *	bloombird -- LPM exporter protocol
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: LPM exporter protocol
+ *
+ * `protocol lpm' turns the best routes it is given into a forwarding table
+ * (prefix -> next-hop set) that a data plane outside bird can use: the
+ * exporter backend of the design card. It attaches to tables through an
+ * ipv4 and/or ipv6 channel, the way `kernel' does, so export filters decide
+ * what it holds; it imports nothing.
+ *
+ * Every exported route (rt_notify()) is reduced to its next-hop set, which
+ * the next-hop table (lpm-nh.c) turns into a shared, counted entry; the
+ * family's LPM engine (nest/lpm.h, `engine simd' by default) maps the
+ * prefix to the entry's index. A private FIB of the exported prefixes
+ * serves `show lpm lookup' with the prefix the answer came from.
+ *
+ * With `shm "N"' the exporter region (header and next-hop table) and the
+ * engine's lookup regions are named shared-memory objects that readers in
+ * other processes map read-only (lpm-shm.c has the consistency protocol,
+ * tools/lpm-reader the reader).
+ *
+ * A route whose next hop cannot be represented - more than %LPMX_PATHS
+ * paths, MPLS labels - is left out: logged (rate-limited), counted as
+ * rejected, and removed from the engine if an earlier route of the prefix
+ * was there, so the prefix is answered by its covering route, never with a
+ * wrong next hop. The same happens when the next-hop table is full.
+ *
+ * Reconfiguration: a change of engine, variant or shared-memory name, or a
+ * channel added or removed, restarts the protocol (the feed refills the
+ * engine); filter changes are handled by the channels as usual.
+ */
+
+#include "nest/bird.h"
+#include "nest/cli.h"
+#include "nest/iface.h"
+#include "nest/protocol.h"
+#include "nest/route.h"
+#include "nest/lpm.h"
+#include "conf/conf.h"
+#include "lib/string.h"
+
+#include "proto/lpm/lpm.h"
+
+#define CLI_LPMX 1030
+
+static inline uint lpmx_fam_of(uint net_type) { return net_type == NET_IP6; }
+
+/* Publish the state after an update (relaxed: readers use it as a hint) */
+static void
+lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i)
+{
+  struct lpmx_header *h = p->x->hdr;
+  struct lpm_stats s;
+
+  lpm_stats(f->e, &s);
+  p->dirty = 1;
+  h->fam[i].prefixes = s.prefixes;
+  h->fam[i].rejected = f->rejected;
+  h->nh_used = p->nht.used;
+  h->nh_live = p->nht.live;
+  __atomic_store_n(&h->updated_ns, lpmx_now_ns(), __ATOMIC_RELAXED);
+  __atomic_store_n(&h->generation, h->generation + 1, __ATOMIC_RELEASE);
+}
+
+static void
+lpmx_withdraw(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n)
+{
+  u32 old;
+
+  if (lpm_remove(f->e, n, &old) < 0)
+  {
+    f->failures++;
+    log_rl(&p->rl, L_ERR "%s: LPM engine out of memory removing %N", p->p.name, n);
+    return;
+  }
+
+  if (old != LPM_NONE)
+    lpmx_nh_put(&p->nht, old, p->tick_no);
+
+  struct lpmx_net *x = fib_find(&f->fib, n);
+  if (x)
+    fib_delete(&f->fib, x);
+}
+
+static void
+lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rte *old UNUSED)
+{
+  struct lpmx_proto *p = (void *) P;
+  const net_addr *n = net->n.addr;
+  uint i = lpmx_fam_of(n->type);
+  struct lpmx_fam *f = &p->fam[i];
+  struct lpmx_nh k;
+  u32 was;
+  int idx;
+
+  if (!f->e || !net_is_ip(n))
+    return;
+
+  f->updates++;
+
+  if (!new)
+    lpmx_withdraw(p, f, n);
+  else if (lpmx_nh_key(&k, new->attrs) < 0)
+  {
+    f->rejected++;
+    log_rl(&p->rl, L_WARN "%s: %N left out: next hop not representable (more than %u paths, or MPLS labels)",
+	   P->name, n, LPMX_PATHS);
+    lpmx_withdraw(p, f, n);
+  }
+  else if ((idx = lpmx_nh_get(&p->nht, &k)) < 0)
+  {
+    f->rejected++;
+    log_rl(&p->rl, L_WARN "%s: %N left out: next-hop table full (%u entries)", P->name, n, p->nht.max);
+    lpmx_withdraw(p, f, n);
+  }
+  else if (lpm_update(f->e, n, idx, &was) < 0)
+  {
+    lpmx_nh_put(&p->nht, idx, p->tick_no);
+    f->failures++;
+    log_rl(&p->rl, L_ERR "%s: LPM engine out of memory at %N, the prefix is left out", P->name, n);
+    lpmx_withdraw(p, f, n);
+  }
+  else
+  {
+    if (was != LPM_NONE)
+      lpmx_nh_put(&p->nht, was, p->tick_no);
+
+    struct lpmx_net *x = fib_get(&f->fib, n);
+    x->nh = idx;
+  }
+
+  lpmx_publish(p, f, i);
+}
+
+/* Heartbeat; and the reuse grace period (lpm-shm.c) */
+static void
+lpmx_tick(timer *t)
+{
+  struct lpmx_proto *p = t->data;
+  struct lpmx_header *h = p->x->hdr;
+
+  __atomic_store_n(&h->heartbeat_ns, lpmx_now_ns(), __ATOMIC_RELAXED);
+  if (!p->dirty && !p->nht.nlimbo)
+    return;
+
+  p->dirty = 0;
+  __atomic_fetch_add(&h->reuse_seq, 1, __ATOMIC_SEQ_CST);
+  p->tick_no++;
+
+  /* What was retired before the increment may be reused from now on */
+  for (uint i = 0; i < 2; i++)
+    if (p->fam[i].e && p->x->name)
+      lpm_read_begin(p->fam[i].e, &p->fam[i].proxy);
+  lpmx_nh_reclaim(&p->nht, p->tick_no);
+}
+
+static void
+lpmx_postconfig(struct proto_config *CF)
+{
+  struct lpmx_config *cf = (void *) CF;
+
+  if (cf->c.class == SYM_TEMPLATE)
+    return;
+
+  if (!proto_cf_find_channel(CF, NET_IP4) && !proto_cf_find_channel(CF, NET_IP6))
+    cf_error("LPM exporter %s needs an ipv4 or ipv6 channel", CF->name);
+
+  /* One protocol per export name */
+  struct proto_config *o;
+  if (cf->shm)
+    WALK_LIST(o, CF->global->protos)
+      if ((o != CF) && (o->protocol == &proto_lpm) && ((struct lpmx_config *) o)->shm &&
+	  !strcmp(((struct lpmx_config *) o)->shm, cf->shm))
+	cf_error("Shared memory %s is used by both %s and %s", cf->shm, o->name, CF->name);
+}
+
+static struct proto *
+lpmx_init(struct proto_config *CF)
+{
+  struct proto *P = proto_new(CF);
+  struct lpmx_proto *p = (void *) P;
+
+  for (uint i = 0; i < 2; i++)
+  {
+    struct channel_config *cc = proto_cf_find_channel(CF, i ? NET_IP6 : NET_IP4);
+    if (cc)
+      p->fam[i].c = proto_add_channel(P, cc);
+  }
+
+  P->rt_notify = lpmx_rt_notify;
+  return P;
+}
+
+static int
+lpmx_start_fail(struct lpmx_proto *p, const char *why)
+{
+  log(L_ERR "%s: %s", p->p.name, why);
+  proto_set_message(&p->p, (char *) why, -1);
+  return PS_DOWN;
+}
+
+static int
+lpmx_start(struct proto *P)
+{
+  struct lpmx_proto *p = (void *) P;
+  struct lpmx_config *cf = (void *) P->cf;
+  char err[256], name[128];
+
+  p->rl = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
+  p->tick_no = 1;
+  p->dirty = 0;
+
+  if (!(p->x = lpmx_export_open(P->pool, cf->shm, P->name, err, sizeof(err))))
+    return lpmx_start_fail(p, err);
+
+  struct lpmx_header *h = p->x->hdr;
+  lpmx_nh_init(&p->nht, P->pool, (void *) ((byte *) h + h->nh_offset), LPMX_NH_MAX);
+
+  for (uint i = 0; i < 2; i++)
+  {
+    struct lpmx_fam *f = &p->fam[i];
+    uint type = i ? NET_IP6 : NET_IP4;
+    f->updates = f->rejected = f->failures = 0;
+    if (!f->c)
+      continue;
+
+    bsnprintf(name, sizeof(name), "/%s.%s", cf->shm ?: "", i ? "ipv6" : "ipv4");
+    struct lpm_params par = { .variant = cf->variant, .shm_name = cf->shm ? name : NULL };
+    if (!(f->e = lpm_new(P->pool, cf->class, type, &par)))
+    {
+      bsnprintf(err, sizeof(err), "cannot create the %s engine for %s%s%s: %m", cf->class->name,
+		net_label[type], cf->shm ? " in shared memory " : "", cf->shm ? name : "");
+      return lpmx_start_fail(p, err);
+    }
+
+    if (cf->shm)
+    {
+      lpm_reader_add(f->e, &f->proxy);
+      lpm_read_begin(f->e, &f->proxy);
+      strncpy(h->fam[i].region, name, LPMX_NAME_MAX - 1);
+    }
+    fib_init(&f->fib, P->pool, type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, NULL);
+  }
+
+  struct lpm_engine *e = p->fam[0].e ?: p->fam[1].e;
+  strncpy(h->engine, cf->class->name, sizeof(h->engine) - 1);
+  strncpy(h->variant, lpm_variant_names[e->variant], sizeof(h->variant) - 1);
+  __atomic_store_n(&h->state, LPMX_RUNNING, __ATOMIC_SEQ_CST);
+
+  p->tick = tm_new_init(P->pool, lpmx_tick, p, LPMX_TICK, 0);
+  tm_start(p->tick, LPMX_TICK);
+  proto_set_message(P, NULL, 0);
+  return PS_UP;
+}
+
+static int
+lpmx_shutdown(struct proto *P)
+{
+  struct lpmx_proto *p = (void *) P;
+
+  if (p->x && p->x->hdr)
+    lpmx_export_close(p->x);
+  if (p->tick)
+    tm_stop(p->tick);
+
+  for (uint i = 0; i < 2; i++)
+  {
+    struct lpmx_fam *f = &p->fam[i];
+    if (!f->e)
+      continue;
+    if (p->x && p->x->name)
+      lpm_reader_remove(f->e, &f->proxy);
+    lpm_free(f->e);
+    f->e = NULL;
+  }
+
+  return PS_DOWN;
+}
+
+static int
+lpmx_reconfigure(struct proto *P, struct proto_config *CF)
+{
+  struct lpmx_proto *p = (void *) P;
+  struct lpmx_config *o = (void *) P->cf;
+  struct lpmx_config *n = (void *) CF;
+
+  if ((o->class != n->class) || (o->variant != n->variant) ||
+      (!o->shm != !n->shm) || (o->shm && strcmp(o->shm, n->shm)))
+    return 0;
+
+  for (uint i = 0; i < 2; i++)
+  {
+    struct channel_config *cc = proto_cf_find_channel(CF, i ? NET_IP6 : NET_IP4);
+    if (!p->fam[i].c != !cc)
+      return 0;
+    if (cc && !proto_configure_channel(P, &p->fam[i].c, cc))
+      return 0;
+  }
+
+  return 1;
+}
+
+static void
+lpmx_copy_config(struct proto_config *dest UNUSED, struct proto_config *src UNUSED)
+{
+  /* Just a shallow copy: the engine class is static, the name in the config */
+}
+
+static void
+lpmx_get_status(struct proto *P, byte *buf)
+{
+  struct lpmx_proto *p = (void *) P;
+  struct lpm_engine *e = p->fam[0].e ?: p->fam[1].e;
+
+  if (e && (P->proto_state == PS_UP))
+    bsprintf(buf, "%s %s, %u next hops", e->class->name, lpm_variant_names[e->variant], p->nht.live);
+}
+
+static void
+lpmx_show_proto_info(struct proto *P)
+{
+  struct lpmx_proto *p = (void *) P;
+  struct lpmx_config *cf = (void *) P->cf;
+  struct lpm_engine *e = p->fam[0].e ?: p->fam[1].e;
+
+  if (!e || !p->x)
+  {
+    for (uint i = 0; i < 2; i++)
+      if (p->fam[i].c)
+	channel_show_info(p->fam[i].c);
+    return;
+  }
+
+  struct lpmx_header *h = p->x->hdr;
+  u64 nh_mem = LPMX_HEADER_SIZE + (u64) p->nht.used * sizeof(struct lpmx_nh);
+
+  cli_msg(-1006, "  Engine:           %s, variant %s", cf->class->name, lpm_variant_names[e->variant]);
+  if (cf->shm)
+    cli_msg(-1006, "  Shared memory:    %s (/dev/shm/%s, instance %016lx, layout version %u)",
+	    cf->shm, cf->shm, h->instance, LPMX_VERSION);
+  else
+    cli_msg(-1006, "  Shared memory:    none");
+  cli_msg(-1006, "  Next-hop entries: %u in use, %u ever used, %u retired; %u at most, %u paths each",
+	  p->nht.live, p->nht.used, p->nht.nlimbo, p->nht.max, LPMX_PATHS);
+
+  for (uint i = 0; i < 2; i++)
+  {
+    struct lpmx_fam *f = &p->fam[i];
+    struct lpm_stats s;
+    if (!f->e)
+      continue;
+
+    lpm_stats(f->e, &s);
+    cli_msg(-1006, "  %s:             %lu prefixes, %lu updates, %lu rejected (next hop not representable), %lu failed",
+	    i ? "IPv6" : "IPv4", s.prefixes, f->updates, f->rejected, f->failures);
+    cli_msg(-1006, "  %s memory:      %lu bytes for lookups%s, %lu for updates; %lu rows, %lu retired",
+	    i ? "IPv6" : "IPv4", s.mem_lookup, cf->shm ? " (shared)" : "", s.mem_control, s.units, s.retired);
+  }
+
+  cli_msg(-1006, "  Next-hop memory:  %lu bytes%s", nh_mem, cf->shm ? " (shared)" : "");
+  cli_msg(-1006, "  Generation:       %lu updates, %lu reuse grace periods of %u ms",
+	  h->generation, h->reuse_seq, h->tick_ms);
+
+  for (uint i = 0; i < 2; i++)
+    if (p->fam[i].c)
+      channel_show_info(p->fam[i].c);
+}
+
+/**
+ * lpmx_show_lookup - show lpm lookup <protocol> <address>
+ * @P: an LPM exporter
+ * @n: the address, as a net of full length
+ *
+ * Prints the address, the prefix its answer came from and the next hops
+ * (the same text as readers print), or "-" twice when nothing covers it.
+ */
+void
+lpmx_show_lookup(struct proto *P, const net_addr *n)
+{
+  struct lpmx_proto *p = (void *) P;
+  struct lpmx_fam *f = &p->fam[lpmx_fam_of(n->type)];
+  char txt[1024];
+
+  if ((P->proto_state != PS_UP) || !f->e)
+    cf_error("%s has no %s engine running", P->name, net_label[n->type]);
+
+  u32 v = (n->type == NET_IP4) ? lpm_lookup4(f->e, net4_prefix(n)) : lpm_lookup6(f->e, net6_prefix(n));
+  struct lpmx_net *x = fib_route(&f->fib, n);
+
+  if (v == LPM_NONE)
+    cli_msg(-CLI_LPMX, "%I -%s", net_prefix(n), x ? " MISMATCH: the exported prefixes cover it" : " -");
+  else
+  {
+    lpmx_nh_format(txt, sizeof(txt), &p->nht.nh[v]);
+    if (!x || (x->nh != v))
+      cli_msg(-CLI_LPMX, "%I ? %s MISMATCH: the exported prefixes say %s", net_prefix(n), txt, x ? "another next hop" : "none");
+    else
+      cli_msg(-CLI_LPMX, "%I %N %s", net_prefix(n), x->n.addr, txt);
+  }
+
+  cli_msg(0, "");
+}
+
+struct protocol proto_lpm = {
+  .name =		"LPM",
+  .template =		"lpm%d",
+  .class =		PROTOCOL_LPM,
+  .channel_mask =	NB_IP4 | NB_IP6,
+  .proto_size =		sizeof(struct lpmx_proto),
+  .config_size =	sizeof(struct lpmx_config),
+  .postconfig =		lpmx_postconfig,
+  .init =		lpmx_init,
+  .start =		lpmx_start,
+  .shutdown =		lpmx_shutdown,
+  .reconfigure =	lpmx_reconfigure,
+  .copy_config =	lpmx_copy_config,
+  .get_status =		lpmx_get_status,
+  .show_proto_info =	lpmx_show_proto_info,
+};

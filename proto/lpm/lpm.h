@@ -1,0 +1,98 @@
+/*
+ *	bloombird -- LPM exporter protocol
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_PROTO_LPM_H_
+#define _BIRD_PROTO_LPM_H_
+
+#include "nest/bird.h"
+#include "nest/protocol.h"
+#include "nest/route.h"
+#include "nest/lpm.h"
+#include "lib/timer.h"
+
+#include "proto/lpm/lpm-shm.h"
+
+#define LPMX_TICK	(10 MS)		/* Heartbeat and reuse grace period */
+#define LPMX_SHM_NAME_MAX 48		/* Export names (the objects add ".ipv4" etc.) */
+
+struct lpmx_config {
+  struct proto_config c;
+  const struct lpm_class *class;	/* Engine, `simd' by default */
+  u8 variant;				/* enum lpm_variant */
+  const char *shm;			/* Export name, NULL: no shared memory */
+};
+
+/* Next-hop table (lpm-nh.c): entries in the exporter region, bookkeeping here */
+struct lpmx_nht {
+  struct lpmx_nh *nh;			/* Entries (shared) */
+  u32 max, used, live;			/* Capacity, high-water mark, referenced */
+  u32 *refs;				/* Per entry: prefixes referring to it */
+  u32 *next;				/* Hash chains */
+  u32 *hash;				/* 2^order chain heads */
+  uint order;
+  u64 *tag;				/* Per entry: tick it was retired in */
+  u32 *free, nfree;			/* Reusable */
+  u32 *limbo, nlimbo;			/* Retired, oldest first */
+};
+
+/* A prefix the protocol exported, for `show lpm lookup' */
+struct lpmx_net {
+  u32 nh;				/* Next-hop entry */
+  struct fib_node n;
+};
+
+struct lpmx_fam {
+  struct channel *c;
+  struct lpm_engine *e;
+  struct lpm_reader proxy;		/* Stands for readers in other processes */
+  struct fib fib;			/* Exported prefixes */
+  u64 updates;				/* Route changes applied */
+  u64 rejected;				/* Routes left out: next hop not representable */
+  u64 failures;				/* Engine updates refused (memory) */
+};
+
+/* The export: owned name, exporter region (lpm-shm.c) */
+struct lpmx_export {
+  resource r;
+  node held;				/* In the list of names this bird owns */
+  int lock_fd;				/* flock()ed /dev/shm/N.lock */
+  char *name;				/* N */
+  struct lpm_region *reg;		/* The exporter region, shared or private */
+  struct lpmx_header *hdr;
+};
+
+struct lpmx_proto {
+  struct proto p;
+  struct lpmx_fam fam[2];		/* [0] IPv4, [1] IPv6 */
+  struct lpmx_export *x;
+  struct lpmx_nht nht;
+  timer *tick;
+  u64 tick_no;				/* Reuse grace periods passed */
+  u8 dirty;				/* Updates since the last tick */
+  struct tbf rl;			/* Log rate limit */
+};
+
+extern struct protocol proto_lpm;
+
+/* lpm-nh.c */
+void lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpmx_nh *nh, u32 max);
+int lpmx_nh_key(struct lpmx_nh *k, const rta *a);
+int lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k);
+void lpmx_nh_put(struct lpmx_nht *t, u32 i, u64 tick);
+void lpmx_nh_reclaim(struct lpmx_nht *t, u64 tick);
+
+/* lpm-shm.c */
+int lpmx_shm_name_valid(const char *name);
+int lpmx_shm_owner(const char *name);
+struct lpmx_export *lpmx_export_open(pool *p, const char *name, const char *proto, char *err, uint errsize);
+void lpmx_export_close(struct lpmx_export *x);
+u64 lpmx_now_ns(void);
+
+/* lpm.c: `show lpm lookup' */
+void lpmx_show_lookup(struct proto *P, const net_addr *n);
+
+#endif

@@ -1,0 +1,163 @@
+# Tables with an LPM engine (`lpm engine ...'): configuration accepted and
+# rejected with file and line, a running patched bird answering `show route
+# for' like stock with every engine and every CPU variant this machine has,
+# `show lpm', `show lpm benchmark', reconfiguration in place, bad input.
+. "$(dirname "$0")/../lib.sh"
+
+engines=$(for e in simd dpcpe; do
+  printf 'router id 192.0.2.1;\nipv4 table t { lpm engine %s; };\nprotocol device {}\n' "$e" > "$WORK/e.conf"
+  "$BIN/bird" -p -c "$WORK/e.conf" >/dev/null 2>&1 && echo "$e"
+done)
+cpu=$(grep -o -w 'avx512bw\|avx2' /proc/cpuinfo | sort -u | sed 's/avx512bw/avx512/' | tr '\n' ' ')
+variants="scalar $cpu"
+echo "engines built in: $engines; CPU variants here: $variants"
+check "at least the simd engine is built in" grep -qw simd <<< "$engines"
+
+# --- configuration: good and bad values, file and line ----------------------
+conf() {  # conf FILE TYPE TABLE-OPTIONS...
+  local f=$1 t=$2; shift 2
+  { echo "router id 192.0.2.1;"; echo "$t table t {"; for o; do echo "  $o;"; done; echo "};"; echo "protocol device {}"; } > "$f"
+}
+for e in $engines; do
+  conf "$WORK/good.conf" ipv4 "lpm engine $e" "lpm variant auto"
+  check "lpm engine $e parses" "$BIN/bird" -p -c "$WORK/good.conf"
+  for v in $variants; do
+    conf "$WORK/good.conf" ipv6 "lpm engine $e" "lpm variant $v"
+    check "lpm engine $e, variant $v parses (ipv6)" "$BIN/bird" -p -c "$WORK/good.conf"
+  done
+done
+conf "$WORK/good.conf" ipv4 "lpm engine off"
+check "lpm engine off parses" "$BIN/bird" -p -c "$WORK/good.conf"
+
+bad_case() {  # bad_case TYPE OPTION TEXT [env]
+  local t=$1 opt=$2 text=$3; shift 3
+  conf "$WORK/bad.conf" "$t" "$opt"
+  local out rc
+  out=$(env "$@" "$BIN/bird" -p -c "$WORK/bad.conf" 2>&1); rc=$?
+  echo "  '$opt' ($t${*:+, $*}) -> rc=$rc: $out"
+  check "'$opt' in a $t table is rejected" [ "$rc" != 0 ]
+  check "'$opt' error names file and line 3" grep -q "$WORK/bad.conf:3:" <<< "$out"
+  check "'$opt' error says: $text" grep -q "$text" <<< "$out"
+}
+bad_case ipv4 "lpm engine nosuch" "Unknown LPM engine nosuch"
+bad_case ipv4 "lpm variant avx9" "Unknown LPM variant avx9"
+bad_case roa4 "lpm engine simd" "LPM engines serve ipv4 and ipv6 tables only"
+bad_case vpn4 "lpm engine simd" "LPM engines serve ipv4 and ipv6 tables only"
+bad_case ipv4 "lpm levels 0" "LPM levels must be in range"
+# A variant the CPU lacks (an older CPU, simulated by hiding features)
+conf "$WORK/bad.conf" ipv4 "lpm engine simd" "lpm variant avx512"
+out=$(BLOOMBIRD_CPU_DISABLE=avx512 "$BIN/bird" -p -c "$WORK/bad.conf" 2>&1); rc=$?
+echo "  'lpm variant avx512' on a CPU without it -> rc=$rc: $out"
+check "a variant the CPU lacks is a configuration error with file and line" grep -q "bad.conf:4:.*LPM variant avx512 is not available here" <<< "$out"
+check "auto on a CPU without avx512 still parses" env BLOOMBIRD_CPU_DISABLE=avx512 "$BIN/bird" -p -c "$WORK/good.conf"
+check "stock BIRD does not know 'lpm engine'" bash -c "! '$STOCK_BIN/bird' -p -c '$WORK/good.conf' 2>/dev/null"
+
+# --- a running daemon: answers equal to stock's -----------------------------
+# Nested IPv4 (/8../32, a default route) and IPv6 (/16../128) static routes,
+# some unreachable (valid), some filtered out by the import filter (no
+# valid route: the engine must not answer with them)
+gen_routes() {
+  echo "  route 0.0.0.0/0 blackhole;"
+  for a in $(seq 0 23); do
+    echo "  route 10.$a.0.0/16 blackhole;"
+    for b in $(seq 0 16 255); do echo "  route 10.$a.$b.0/20 blackhole;"; done
+    for b in $(seq 0 3 255); do echo "  route 10.$a.$b.0/24 unreachable;"; done
+    for b in $(seq 0 37 255); do echo "  route 10.$a.$b.128/25 blackhole; route 10.$a.$b.77/32 blackhole; route 10.$a.$b.76/31 prohibit;"; done
+  done
+  for a in $(seq 0 2 255); do echo "  route 172.$((16 + a % 16)).$a.0/24 unreachable;"; done
+}
+gen_routes6() {
+  echo "  route ::/0 blackhole;"
+  for a in $(seq 0 15); do
+    printf '  route 2001:db8:%x::/48 blackhole;\n' "$a"
+    for b in $(seq 0 7 255); do printf '  route 2001:db8:%x:%x00::/56 blackhole;\n' "$a" "$b"; done
+    for b in $(seq 0 11 255); do printf '  route 2001:db8:%x:%x::/64 blackhole; route 2001:db8:%x:%x::1/128 blackhole;\n' "$a" "$b" "$a" "$b"; done
+  done
+}
+mkconf() {  # mkconf FILE TABLE-OPTIONS
+  {
+    echo "router id 192.0.2.1;"
+    echo "ipv4 table master4 { $2 };"
+    echo "ipv6 table master6 { $2 };"
+    echo "protocol device {}"
+    echo "protocol static s4 { ipv4 { import where net !~ [ 10.3.0.0/16+, 10.5.7.0/24+ ]; }; "; gen_routes; echo "}"
+    echo "protocol static s6 { ipv6 { import where net !~ [ 2001:db8:3::/48+ ]; }; "; gen_routes6; echo "}"
+  } > "$1"
+}
+mkconf "$WORK/s.conf" ""
+start_bird S "$STOCK_BIN" "$WORK/s.conf" || { bad "stock bird starts"; cat "$WORK/S.log"; finish; }
+first=$(echo $engines | cut -d' ' -f1)
+mkconf "$WORK/p.conf" "lpm engine $first;"
+start_bird P "$BIN" "$WORK/p.conf" || { bad "patched bird starts"; cat "$WORK/P.log"; finish; }
+sleep 1
+P() { birdc_q "$BIN" "$SOCK_P" "$@"; }
+S() { birdc_q "$STOCK_BIN" "$SOCK_S" "$@"; }
+
+addrs() {
+  for i in $(seq 1 400); do echo "10.$((RANDOM % 26)).$((RANDOM % 256)).$((RANDOM % 256))"; done
+  for i in $(seq 1 40); do echo "10.$((RANDOM % 24)).$((RANDOM % 256)).$((76 + RANDOM % 2))"; done
+  for i in $(seq 1 40); do echo "172.$((16 + RANDOM % 16)).$((RANDOM % 256)).1"; done
+  for i in $(seq 1 20); do echo "192.0.2.$((RANDOM % 256))"; done
+  for i in $(seq 1 120); do printf '2001:db8:%x:%x::%x\n' $((RANDOM % 18)) $((RANDOM % 4096)) $((RANDOM % 3)); done
+  for i in $(seq 1 20); do printf '2001:db8:%x::/%d\n' $((RANDOM % 18)) $((40 + RANDOM % 20)); done
+  for i in $(seq 1 20); do echo "10.$((RANDOM % 24)).$((RANDOM % 256)).0/$((18 + RANDOM % 8))"; done
+}
+addrs > "$WORK/addrs"
+norm() { sed -E 's/\[[a-z0-9]+ [0-9:.-]+\]/[proto time]/; s/ [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?//'; }
+lookups() { while read -r a; do echo "== $a"; "$1" show route for "$a" | norm; done < "$WORK/addrs"; }
+lookups S > "$WORK/s.out"
+check "stock answered with routes" grep -q blackhole "$WORK/s.out"
+check "the import filter left some nets without a route" grep -q "10.3" <<< "$(grep -A1 '^== 10.3\.' "$WORK/s.out" | head -4)"
+nroutes=$(S show route count table master4 | sed -nE 's/.* for ([0-9]+) networks.*/\1/p')
+
+show_lpm_check() {  # show_lpm_check ENGINE VARIANT
+  local sl; sl=$(P show lpm master4); echo "$sl" | head -12
+  check "show lpm: engine $1, variant $2" grep -q "Engine: *$1, variant $2" <<< "$sl"
+  check "show lpm: $nroutes prefixes (the routed nets)" grep -q "Prefixes: *$nroutes " <<< "$sl"
+}
+
+for e in $engines; do
+  for v in $variants; do
+    mkconf "$WORK/p.conf" "lpm engine $e; lpm variant $v;"
+    out=$(P configure); echo "configure $e/$v: $out"
+    check "birdc configure to engine $e, variant $v" grep -q "Reconfigured" <<< "$out"
+    show_lpm_check "$e" "$v"
+    lookups P > "$WORK/p.out"
+    check "$e/$v: show route for $(wc -l < "$WORK/addrs") addresses and prefixes, identical to stock" diff -u "$WORK/s.out" "$WORK/p.out"
+  done
+  # Route changes after the build: a protocol down and up again
+  P disable s4 > /dev/null; sleep 0.5
+  check "$e: no prefixes held while the routes are gone" grep -q "Prefixes: *[0-2] " <<< "$(P show lpm master4)"
+  P enable s4 > /dev/null; sleep 1
+  lookups P > "$WORK/p.out"
+  check "$e: answers identical to stock after the routes went and came back" diff -u "$WORK/s.out" "$WORK/p.out"
+  bench=$(P show lpm benchmark master4 20000); echo "$bench"
+  check "$e: show lpm benchmark measures every variant ($variants)" [ "$(grep -c 'batches of' <<< "$bench")" = "$(echo $variants | wc -w)" ]
+  check "$e: show lpm benchmark finds no mismatch" bash -c "! grep -q MISMATCH <<< '$bench'"
+done
+
+# Engine off in place; a bad value keeps the running engine
+mkconf "$WORK/p.conf" "lpm engine $first;"
+P configure > /dev/null
+before=$(P show lpm master4 | grep -E "Engine|Prefixes")
+mkconf "$WORK/p.conf" "lpm engine nosuch;"
+out=$(P configure); echo "$out"
+check "birdc configure with an unknown engine fails with file:line" grep -q "p.conf:2:.*Unknown LPM engine nosuch" <<< "$out"
+check "the running engine is kept after the bad configure" [ "$before" = "$(P show lpm master4 | grep -E "Engine|Prefixes")" ]
+mkconf "$WORK/p.conf" "lpm engine off;"
+P configure > /dev/null
+check "lpm engine off drops the engine" grep -q "Engine: *none" <<< "$(P show lpm master4)"
+lookups P > "$WORK/p.out"
+check "answers identical to stock without the engine" diff -u "$WORK/s.out" "$WORK/p.out"
+
+# Bad birdc arguments: errors, not crashes
+for cmd in "show lpm nosuchtable" "show lpm benchmark master4 5" "show lpm benchmark" "show lpm benchmark master4" "show lpm master4 master6"; do
+  out=$(P $cmd 2>&1); echo "  '$cmd' -> $(echo "$out" | head -2 | tr '\n' ' ')"
+  case "$cmd" in
+    "show lpm benchmark master4") check "'$cmd' without an engine is refused" grep -q "has no usable LPM engine" <<< "$out" ;;
+    *5) check "'$cmd' gets a range error" grep -q "Count must be in range 1000-10000000" <<< "$out" ;;
+    *) check "'$cmd' gets a syntax error" grep -qiE "syntax error" <<< "$out" ;;
+  esac
+done
+check "daemon still answers after bad commands" grep -q "Daemon is up and running" <<< "$(P show status)"
+finish

@@ -1,0 +1,6 @@
+# Included after BIRD's own Makefile (make -C TREE -f Makefile -f tool.mk):
+# links lpmtool against the tree's objects with the tree's flags, the way
+# BIRD links its unit tests.
+$(LPMTOOL_OUT): $(LPMTOOL_SRC) $(tests_objs) | prepare
+	$(E)echo LD $@
+	$(Q)$(CC) $(CFLAGS) -o $@ $(LPMTOOL_SRC) $(tests_objs) $(LDFLAGS) $(LIBS) $(DAEMON_LIBS)

@@ -1,0 +1,333 @@
+/*
+ *	bloombird -- bird-lpm-reader: look up addresses in an LPM export
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/*
+ * bird-lpm-reader [-w SECONDS] [-v VARIANT] NAME COMMAND ...
+ *   lookup [FILE]		answer addresses (FILE or stdin): "ADDR NEXT-HOPS" or "ADDR -"
+ *   status			header, counts, memory, staleness
+ *   bench [COUNT] [FILE]	lookups per second per variant (FILE's addresses, else random)
+ *   follow SECONDS [FILE]	stay attached for SECONDS, following bird across restarts,
+ *				then answer FILE's addresses
+ * -w: wait up to SECONDS for the export to appear (a reader started before bird).
+ * Exit status: 0, 1 on errors, 3 on a layout version mismatch.
+ */
+
+#include "tools/lpm-reader/lpm-reader.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct addr {
+  int v6;
+  uint32_t a[4];
+  char text[64];
+};
+
+static double
+now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int
+parse_addr(const char *s, struct addr *x)
+{
+  unsigned char b[16];
+  if (inet_pton(AF_INET, s, b) == 1)
+  {
+    inet_ntop(AF_INET, b, x->text, sizeof(x->text));
+    x->v6 = 0;
+    x->a[0] = ((uint32_t) b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+    return 0;
+  }
+  if (inet_pton(AF_INET6, s, b) == 1)
+  {
+    inet_ntop(AF_INET6, b, x->text, sizeof(x->text));	/* Printed as bird prints it */
+    x->v6 = 1;
+    for (int i = 0; i < 4; i++)
+      x->a[i] = ((uint32_t) b[4*i] << 24) | (b[4*i+1] << 16) | (b[4*i+2] << 8) | b[4*i+3];
+    return 0;
+  }
+  return -1;
+}
+
+static struct addr *
+read_addrs(const char *file, unsigned *count)
+{
+  FILE *f = (file && strcmp(file, "-")) ? fopen(file, "r") : stdin;
+  if (!f)
+  {
+    fprintf(stderr, "bird-lpm-reader: %s: %s\n", file, strerror(errno));
+    exit(1);
+  }
+
+  unsigned n = 0, cap = 1024;
+  struct addr *a = malloc(cap * sizeof(*a));
+  char line[256];
+  while (fgets(line, sizeof(line), f))
+  {
+    char *s = line + strspn(line, " \t");
+    s[strcspn(s, " \t\r\n")] = 0;
+    if (!*s || (*s == '#'))
+      continue;
+    if (n == cap)
+      a = realloc(a, (cap *= 2) * sizeof(*a));
+    if (parse_addr(s, &a[n]) < 0)
+    {
+      fprintf(stderr, "bird-lpm-reader: not an address: %s\n", s);
+      continue;
+    }
+    n++;
+  }
+  if (f != stdin)
+    fclose(f);
+  *count = n;
+  return a;
+}
+
+static struct lpmr *
+attach(const char *name, double wait)
+{
+  char err[512];
+  int code;
+  double until = now_s() + wait;
+
+  for (;;)
+  {
+    struct lpmr *r = lpmr_open(name, &code, err, sizeof(err));
+    if (r)
+      return r;
+    if ((code == LPMR_EVERSION) || (code == LPMR_EFORMAT) || (now_s() >= until))
+    {
+      fprintf(stderr, "bird-lpm-reader: %s\n", err);
+      exit((code == LPMR_EVERSION) ? 3 : 1);
+    }
+    usleep(20000);
+  }
+}
+
+static void
+answer_all(struct lpmr *r, const struct addr *a, unsigned n)
+{
+  char buf[1024];
+  for (unsigned i = 0; i < n; i++)
+  {
+    if (a[i].v6)
+      lpmr_answer6(r, a[i].a, buf, sizeof(buf));
+    else
+      lpmr_answer4(r, a[i].a[0], buf, sizeof(buf));
+    printf("%s %s\n", a[i].text, buf);
+  }
+}
+
+static void
+status(struct lpmr *r)
+{
+  struct lpmr_status s;
+  lpmr_status(r, &s);
+  printf("instance %016llx, bird pid %u, %s\n", (unsigned long long) s.instance, s.pid,
+	 (s.state == LPMX_RUNNING) ? "running" : "closed");
+  printf("layout version %u, variant %s\n", LPMX_VERSION, lpmr_variant(r));
+  printf("prefixes ipv4 %llu, ipv6 %llu; next-hop entries %u\n",
+	 (unsigned long long) s.prefixes[0], (unsigned long long) s.prefixes[1], s.nh_live);
+  printf("memory: exporter region %llu bytes, ipv4 region %llu, ipv6 region %llu (resident)\n",
+	 (unsigned long long) s.mem[0], (unsigned long long) s.mem[1], (unsigned long long) s.mem[2]);
+  printf("generation %llu; last update %.3f ms ago; heartbeat %.3f ms ago%s; retried batches %llu\n",
+	 (unsigned long long) s.generation, s.update_age_ns / 1e6, s.heartbeat_age_ns / 1e6,
+	 (s.heartbeat_age_ns > 1000000000ULL) ? " (STALE: bird is not running)" : "",
+	 (unsigned long long) s.retries);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint32_t
+rnd(void)
+{
+  rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
+  return (rng * 0x2545f4914f6cdd1dULL) >> 32;
+}
+
+static void
+bench(struct lpmr *r, unsigned count, const struct addr *in, unsigned nin)
+{
+  static const char * const vars[] = { "scalar", "avx2", "avx512" };
+  uint32_t *a4 = malloc(count * sizeof(uint32_t)), (*a6)[4] = malloc(count * sizeof(*a6));
+  uint32_t *nh = malloc(count * sizeof(uint32_t));
+  unsigned n4 = 0, n6 = 0;
+
+  for (unsigned i = 0; i < count; i++)
+  {
+    if (nin)
+    {
+      const struct addr *x = &in[i % nin];
+      if (x->v6)
+	memcpy(a6[n6++], x->a, 16);
+      else
+	a4[n4++] = x->a[0];
+    }
+    else
+    {
+      a4[n4++] = rnd();
+      a6[n6][0] = 0x20000000 | (rnd() & 0x1fffffff);	/* 2000::/3 */
+      a6[n6][1] = rnd(); a6[n6][2] = rnd(); a6[n6][3] = rnd();
+      n6++;
+    }
+  }
+
+  printf("%u IPv4 and %u IPv6 addresses (%s), batches of 256\n", n4, n6, nin ? "from the file" : "uniformly random");
+  double base4 = 0, base6 = 0;
+  for (unsigned v = 0; v < 3; v++)
+  {
+    if (lpmr_set_variant(r, vars[v]) < 0)
+    {
+      printf("  %-7s not on this CPU\n", vars[v]);
+      continue;
+    }
+
+    for (int fam = 0; fam < 2; fam++)
+    {
+      unsigned n = fam ? n6 : n4;
+      if (!n || !(fam ? lpmr_has6(r) : lpmr_has4(r)))
+	continue;
+
+      double best = 1e9;
+      for (int rep = 0; rep < 5; rep++)
+      {
+	double t0 = now_s();
+	if (fam)
+	  lpmr_lookup6(r, (const uint32_t (*)[4]) a6, nh, n);
+	else
+	  lpmr_lookup4(r, a4, nh, n);
+	double t = now_s() - t0;
+	best = (t < best) ? t : best;
+      }
+      double mlps = n / best / 1e6;
+      double *base = fam ? &base6 : &base4;
+      if (!v)
+	*base = mlps;
+      printf("  %-7s IPv%d: %8.1f Mlps per core, %6.2f ns per lookup, %5.2fx scalar\n",
+	     vars[v], fam ? 6 : 4, mlps, 1e3 / mlps, *base ? mlps / *base : 0);
+    }
+  }
+
+  struct lpmr_status s;
+  lpmr_status(r, &s);
+  printf("  batches repeated (reuse seqlock): %llu\n", (unsigned long long) s.retries);
+  free(a4); free(a6); free(nh);
+}
+
+static void
+follow(struct lpmr *r, double seconds, const struct addr *a, unsigned n)
+{
+  char err[512];
+  struct lpmr_status s;
+  double until = now_s() + seconds;
+  int stale = 0;
+  uint32_t nh[64];
+
+  lpmr_status(r, &s);
+  printf("attached instance %016llx (bird pid %u)\n", (unsigned long long) s.instance, s.pid);
+  fflush(stdout);
+
+  while (now_s() < until)
+  {
+    uint64_t old = s.instance;
+    int rc = lpmr_check(r, err, sizeof(err));
+    if (rc == 1)
+    {
+      lpmr_status(r, &s);
+      printf("reattached: instance %016llx -> %016llx (bird pid %u)\n",
+	     (unsigned long long) old, (unsigned long long) s.instance, s.pid);
+      stale = 0;
+    }
+    else if ((rc < 0) && !stale)
+    {
+      printf("stale: %s; keeping the last table\n", err);
+      stale = 1;
+    }
+    fflush(stdout);
+
+    /* Keep looking up meanwhile, as a data plane would */
+    for (unsigned i = 0; i < n && i < 64; i++)
+      if (!a[i].v6)
+	lpmr_lookup4(r, &a[i].a[0], &nh[i], 1);
+    usleep(20000);
+  }
+
+  answer_all(r, a, n);
+}
+
+static void
+usage(void)
+{
+  fprintf(stderr, "usage: bird-lpm-reader [-w SECONDS] [-v VARIANT] NAME lookup [FILE] | status | bench [COUNT] [FILE] | follow SECONDS [FILE]\n");
+  exit(1);
+}
+
+int
+main(int argc, char **argv)
+{
+  double wait = 0;
+  const char *variant = "auto";
+  int o;
+
+  while ((o = getopt(argc, argv, "w:v:")) >= 0)
+    switch (o)
+    {
+    case 'w': wait = atof(optarg); break;
+    case 'v': variant = optarg; break;
+    default: usage();
+    }
+
+  if (argc - optind < 2)
+    usage();
+
+  const char *name = argv[optind], *cmd = argv[optind + 1];
+  char **arg = argv + optind + 2;
+  int nargs = argc - optind - 2;
+
+  if (lpmr_has_variant(variant) < 0)
+  {
+    fprintf(stderr, "bird-lpm-reader: variant %s is not available on this CPU\n", variant);
+    return 1;
+  }
+
+  struct lpmr *r = attach(name, wait);
+  lpmr_set_variant(r, variant);
+  unsigned n = 0;
+  struct addr *a;
+
+  if (!strcmp(cmd, "lookup"))
+  {
+    a = read_addrs(nargs ? arg[0] : NULL, &n);
+    answer_all(r, a, n);
+  }
+  else if (!strcmp(cmd, "status"))
+    status(r);
+  else if (!strcmp(cmd, "bench"))
+  {
+    unsigned count = nargs ? strtoul(arg[0], NULL, 10) : 10000000;
+    a = (nargs > 1) ? read_addrs(arg[1], &n) : NULL;
+    bench(r, count ?: 1, a, n);
+  }
+  else if (!strcmp(cmd, "follow") && nargs)
+  {
+    a = read_addrs((nargs > 1) ? arg[1] : NULL, &n);
+    follow(r, atof(arg[0]), a, n);
+  }
+  else
+    usage();
+
+  lpmr_close(r);
+  return 0;
+}

@@ -1,0 +1,430 @@
+/*
+ *	bloombird -- Reader of an LPM export in shared memory
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: LPM export reader
+ *
+ * Maps the objects of an export read-only and answers lookups with the
+ * simd engine's lookup code itself: this file is compiled with BIRD's
+ * headers (for its address types and the view layout of nest/lpm-sjt.h)
+ * and linked with nest/lpm-sjt-scalar.c, sysdep/x86/lpm-sjt-avx2.c,
+ * sysdep/x86/lpm-sjt-avx512.c and sysdep/x86/cpu.c, unchanged, so bird and
+ * its readers cannot disagree about the layout or the walk. The only BIRD
+ * symbol those files need beyond headers is the table of variant names,
+ * defined here.
+ *
+ * Every batch runs between two reads of the header's reuse seqlock and is
+ * repeated if the seqlock moved (proto/lpm/lpm-shm.c); batches are cut to
+ * %LPMR_CHUNK addresses so a repetition stays cheap.
+ */
+
+#include "nest/bird.h"
+#include "nest/lpm-sjt.h"
+
+#include "tools/lpm-reader/lpm-reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#define LPMR_CHUNK	256
+#define LPMR_SILENT_NS	1000000000ULL	/* No heartbeat for this long: bird is gone */
+
+const char * const lpm_variant_names[LPM_VAR_MAX] = {
+  [LPM_VAR_SCALAR] = "scalar",
+  [LPM_VAR_AVX2] = "avx2",
+  [LPM_VAR_AVX512] = "avx512",
+};
+
+typedef void lpmr_bulk4_fn(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n);
+typedef void lpmr_bulk6_fn(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n);
+
+static lpmr_bulk4_fn * const lpmr_bulk4[LPM_VAR_MAX] = { sjt_bulk4_scalar, sjt_bulk4_avx2, sjt_bulk4_avx512 };
+static lpmr_bulk6_fn * const lpmr_bulk6[LPM_VAR_MAX] = { sjt_bulk6_scalar, sjt_bulk6_avx2, sjt_bulk6_avx512 };
+
+struct lpmr_map {
+  void *base;
+  size_t size;
+};
+
+struct lpmr {
+  char name[LPMX_NAME_MAX];
+  struct lpmr_map x, fam[2];
+  const struct lpmx_header *h;
+  const struct lpmx_nh *nh;
+  struct sjt_view v[2];
+  int has[2];
+  int variant;
+  u64 retries;
+};
+
+static u64
+lpmr_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (u64) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int
+lpmr_map(struct lpmr_map *m, const char *obj, char *err, size_t errsize)
+{
+  int fd = shm_open(obj, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0)
+  {
+    snprintf(err, errsize, "no shared memory %s: %s", obj, strerror(errno));
+    return (errno == ENOENT) ? LPMR_ENOENT : LPMR_ESYS;
+  }
+
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+  {
+    snprintf(err, errsize, "%s: %s", obj, strerror(errno));
+    close(fd);
+    return LPMR_ESYS;
+  }
+
+  m->size = st.st_size;
+  m->base = m->size ? mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (m->base == MAP_FAILED)
+  {
+    snprintf(err, errsize, "cannot map %s (%zu bytes): %s", obj, m->size, strerror(errno));
+    m->base = NULL;
+    return LPMR_ESYS;
+  }
+  return LPMR_OK;
+}
+
+static void
+lpmr_unmap(struct lpmr_map *m)
+{
+  if (m->base)
+    munmap(m->base, m->size);
+  m->base = NULL;
+}
+
+void
+lpmr_close(struct lpmr *r)
+{
+  if (!r)
+    return;
+  lpmr_unmap(&r->x);
+  lpmr_unmap(&r->fam[0]);
+  lpmr_unmap(&r->fam[1]);
+  free(r);
+}
+
+/**
+ * lpmr_open - map an export
+ * @name: export name (bird's `shm "NAME"')
+ * @code: set to an &lpmr_error
+ * @err: buffer for a message
+ * @errsize: its size
+ */
+struct lpmr *
+lpmr_open(const char *name, int *code, char *err, size_t errsize)
+{
+  struct lpmr *r = calloc(1, sizeof(struct lpmr));
+  char obj[LPMX_NAME_MAX + 2];
+
+  snprintf(r->name, sizeof(r->name), "%s", name);
+  snprintf(obj, sizeof(obj), "/%s", name);
+  if ((*code = lpmr_map(&r->x, obj, err, errsize)) < 0)
+    goto fail;
+
+  const struct lpmx_header *h = r->h = r->x.base;
+  if ((r->x.size < LPMX_HEADER_SIZE) || (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != LPMX_MAGIC))
+  {
+    snprintf(err, errsize, "/dev/shm/%s is not an LPM export (or is being created)", name);
+    *code = ((r->x.size >= LPMX_HEADER_SIZE) && h->magic) ? LPMR_EFORMAT : LPMR_ENOENT;
+    goto fail;
+  }
+  if (h->version != LPMX_VERSION)
+  {
+    snprintf(err, errsize, "layout version mismatch: /dev/shm/%s has layout version %u, this reader reads version %u",
+	     name, h->version, LPMX_VERSION);
+    *code = LPMR_EVERSION;
+    goto fail;
+  }
+  if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != LPMX_RUNNING)
+  {
+    snprintf(err, errsize, "/dev/shm/%s is %s", name, h->state ? "closed" : "not ready yet");
+    *code = LPMR_ENOENT;
+    goto fail;
+  }
+  if ((h->nh_size != sizeof(struct lpmx_nh)) ||
+      ((u64) h->nh_offset + (u64) h->nh_max * h->nh_size > r->x.size))
+  {
+    snprintf(err, errsize, "/dev/shm/%s: next-hop table does not fit its region", name);
+    *code = LPMR_EFORMAT;
+    goto fail;
+  }
+  r->nh = (const void *) ((const char *) h + h->nh_offset);
+
+  for (uint i = 0; i < 2; i++)
+  {
+    char region[LPMX_NAME_MAX];
+    memcpy(region, h->fam[i].region, LPMX_NAME_MAX);
+    region[LPMX_NAME_MAX - 1] = 0;
+    if (!region[0])
+      continue;
+
+    if ((*code = lpmr_map(&r->fam[i], region, err, errsize)) < 0)
+      goto fail;
+
+    const struct sjt_header *s = r->fam[i].base;
+    if ((r->fam[i].size < SJT_HEADER_SIZE) || (s->magic != SJT_MAGIC))
+    {
+      snprintf(err, errsize, "%s is not a simd engine region", region);
+      *code = LPMR_EFORMAT;
+      goto fail;
+    }
+    if (s->version != SJT_VERSION)
+    {
+      snprintf(err, errsize, "layout version mismatch: %s has simd layout version %u, this reader reads version %u",
+	       region, s->version, SJT_VERSION);
+      *code = LPMR_EVERSION;
+      goto fail;
+    }
+    if (sjt_view_init(&r->v[i], r->fam[i].base) < 0)
+    {
+      snprintf(err, errsize, "%s: unreadable simd header", region);
+      *code = LPMR_EFORMAT;
+      goto fail;
+    }
+    r->has[i] = 1;
+  }
+
+  lpmr_set_variant(r, "auto");
+  *code = LPMR_OK;
+  return r;
+
+fail:
+  lpmr_close(r);
+  return NULL;
+}
+
+int
+lpmr_has_variant(const char *variant)
+{
+  int v = -1;
+  if (!strcmp(variant, "auto"))
+    v = LPM_VAR_AUTO;
+  for (uint i = 0; i < LPM_VAR_MAX; i++)
+    if (!strcmp(variant, lpm_variant_names[i]))
+      v = i;
+  if (v < 0)
+    return -1;
+
+  u32 cpu = lpm_variants_cpu();
+  if (v == LPM_VAR_AUTO)
+  {
+    for (v = LPM_VAR_MAX - 1; v > 0; v--)
+      if (cpu & (1U << v))
+	break;
+    return v;
+  }
+  return (cpu & (1U << v)) ? v : -1;
+}
+
+int
+lpmr_set_variant(struct lpmr *r, const char *variant)
+{
+  int v = lpmr_has_variant(variant);
+  if (v >= 0)
+    r->variant = v;
+  return v;
+}
+
+const char *
+lpmr_variant(const struct lpmr *r)
+{
+  return lpm_variant_names[r->variant];
+}
+
+int lpmr_has4(const struct lpmr *r) { return r->has[0]; }
+int lpmr_has6(const struct lpmr *r) { return r->has[1]; }
+
+static inline u64
+lpmr_seq_begin(const struct lpmr *r)
+{
+  return __atomic_load_n(&r->h->reuse_seq, __ATOMIC_ACQUIRE);
+}
+
+static inline int
+lpmr_seq_retry(struct lpmr *r, u64 s)
+{
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  if (__atomic_load_n(&r->h->reuse_seq, __ATOMIC_RELAXED) == s)
+    return 0;
+  r->retries++;
+  return 1;
+}
+
+void
+lpmr_lookup4(struct lpmr *r, const uint32_t *a, uint32_t *nh, unsigned n)
+{
+  if (!r->has[0])
+  {
+    memset(nh, 0xff, n * sizeof(u32));
+    return;
+  }
+
+  lpmr_bulk4_fn *f = lpmr_bulk4[r->variant];
+  for (unsigned i = 0; i < n; i += LPMR_CHUNK)
+  {
+    unsigned k = MIN(LPMR_CHUNK, n - i);
+    u64 s;
+    do {
+      s = lpmr_seq_begin(r);
+      f(&r->v[0], (const ip4_addr *) (a + i), nh + i, k);
+    } while (lpmr_seq_retry(r, s));
+  }
+}
+
+void
+lpmr_lookup6(struct lpmr *r, const uint32_t (*a)[4], uint32_t *nh, unsigned n)
+{
+  if (!r->has[1])
+  {
+    memset(nh, 0xff, n * sizeof(u32));
+    return;
+  }
+
+  lpmr_bulk6_fn *f = lpmr_bulk6[r->variant];
+  for (unsigned i = 0; i < n; i += LPMR_CHUNK)
+  {
+    unsigned k = MIN(LPMR_CHUNK, n - i);
+    u64 s;
+    do {
+      s = lpmr_seq_begin(r);
+      f(&r->v[1], (const ip6_addr *) (a + i), nh + i, k);
+    } while (lpmr_seq_retry(r, s));
+  }
+}
+
+const struct lpmx_nh *
+lpmr_nh(const struct lpmr *r, uint32_t i)
+{
+  return (i < r->h->nh_max) ? &r->nh[i] : NULL;
+}
+
+static uint32_t
+lpmr_answer(struct lpmr *r, int v6, const uint32_t *a, char *buf, unsigned size)
+{
+  u32 v;
+  u64 s;
+
+  do {
+    s = lpmr_seq_begin(r);
+    if (!r->has[v6])
+      v = LPMR_NONE;
+    else if (v6)
+      v = sjt_view_lookup6(&r->v[1], (const ip6_addr *) a);
+    else
+      v = sjt_view_lookup4(&r->v[0], *a);
+
+    struct lpmx_nh e;
+    if (v != LPMR_NONE && v < r->h->nh_max)
+    {
+      memcpy(&e, &r->nh[v], sizeof(e));
+      lpmx_nh_format(buf, size, &e);
+    }
+    else
+      snprintf(buf, size, "-");
+  } while (lpmr_seq_retry(r, s));
+
+  return v;
+}
+
+uint32_t
+lpmr_answer4(struct lpmr *r, uint32_t a, char *buf, unsigned size)
+{
+  return lpmr_answer(r, 0, &a, buf, size);
+}
+
+uint32_t
+lpmr_answer6(struct lpmr *r, const uint32_t a[4], char *buf, unsigned size)
+{
+  return lpmr_answer(r, 1, a, buf, size);
+}
+
+void
+lpmr_status(const struct lpmr *r, struct lpmr_status *s)
+{
+  const struct lpmx_header *h = r->h;
+  u64 now = lpmr_now();
+  u64 up = __atomic_load_n(&h->updated_ns, __ATOMIC_RELAXED);
+  u64 hb = __atomic_load_n(&h->heartbeat_ns, __ATOMIC_RELAXED);
+
+  memset(s, 0, sizeof(*s));
+  s->instance = h->instance;
+  s->state = __atomic_load_n(&h->state, __ATOMIC_RELAXED);
+  s->pid = h->pid;
+  s->generation = __atomic_load_n(&h->generation, __ATOMIC_ACQUIRE);
+  s->update_age_ns = (up && now > up) ? now - up : 0;
+  s->heartbeat_age_ns = (now > hb) ? now - hb : 0;
+  s->retries = r->retries;
+  s->prefixes[0] = h->fam[0].prefixes;
+  s->prefixes[1] = h->fam[1].prefixes;
+  s->nh_live = h->nh_live;
+  s->mem[0] = h->nh_offset + (u64) h->nh_used * h->nh_size;
+  for (uint i = 0; i < 2; i++)
+    if (r->has[i])
+    {
+      struct stat st;
+      char obj[LPMX_NAME_MAX + 16];
+      snprintf(obj, sizeof(obj), "/dev/shm%s", h->fam[i].region);
+      if (!stat(obj, &st))
+	s->mem[1 + i] = (u64) st.st_blocks * 512;
+    }
+}
+
+/**
+ * lpmr_check - follow bird across restarts
+ * @r: reader
+ * @err: message buffer
+ * @errsize: its size
+ */
+int
+lpmr_check(struct lpmr *r, char *err, size_t errsize)
+{
+  u32 state = __atomic_load_n(&r->h->state, __ATOMIC_ACQUIRE);
+  u64 hb = __atomic_load_n(&r->h->heartbeat_ns, __ATOMIC_RELAXED);
+  u64 now = lpmr_now();
+
+  if ((state == LPMX_RUNNING) && (now < hb + LPMR_SILENT_NS))
+    return 0;
+
+  int code;
+  struct lpmr *n = lpmr_open(r->name, &code, err, errsize);
+  if (!n)
+    return code;
+
+  if (n->h->instance == r->h->instance)
+  {
+    snprintf(err, errsize, "/dev/shm/%s: bird (pid %u) is silent", r->name, r->h->pid);
+    lpmr_close(n);
+    return LPMR_ENOENT;
+  }
+
+  /* Swap the new mapping in, keep the reader's variant and counters */
+  n->variant = r->variant;
+  n->retries = r->retries;
+  struct lpmr old = *r;
+  *r = *n;
+  *n = old;
+  lpmr_close(n);
+  return 1;
+}

@@ -1,0 +1,93 @@
+/*
+ *	bloombird -- Reader of an LPM export in shared memory
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_LPM_READER_H_
+#define _BIRD_LPM_READER_H_
+
+/*
+ * A data plane's view of the forwarding table that bird's `protocol lpm'
+ * exports with `shm "NAME"' (layout: proto/lpm/lpm-shm.h; consistency
+ * protocol: proto/lpm/lpm-shm.c). The reader maps the objects read-only
+ * and looks addresses up with the simd engine's own lookup code (scalar,
+ * AVX2, AVX-512), checking the reuse seqlock around every batch, so an
+ * answer is always one the table held.
+ *
+ * Addresses are in host byte order: IPv4 as one uint32_t, IPv6 as four
+ * uint32_t words, most significant first (bird's ip4_addr / ip6_addr).
+ * Answers are next-hop indices (LPMR_NONE: no route); lpmr_nh() gives the
+ * entry. One reader per thread; the functions are not thread-safe on one
+ * struct lpmr.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/lpm/lpm-shm.h"
+
+#define LPMR_NONE	0xffffffffU
+
+enum lpmr_error {
+  LPMR_OK = 0,
+  LPMR_ENOENT = -1,			/* No such export (yet) */
+  LPMR_EVERSION = -2,			/* Layout version mismatch */
+  LPMR_EFORMAT = -3,			/* Not an export, or not ready */
+  LPMR_ESYS = -4,			/* System error (see errno) */
+};
+
+struct lpmr;
+
+struct lpmr_status {
+  uint64_t instance;			/* Of the mapped export */
+  uint32_t state;			/* enum lpmx_state */
+  uint32_t pid;				/* bird's */
+  uint64_t generation;			/* Updates bird had applied when asked */
+  uint64_t update_age_ns;		/* Since bird applied the last update */
+  uint64_t heartbeat_age_ns;		/* Since bird's last tick (> 1 s: bird is not running) */
+  uint64_t retries;			/* Batches this reader repeated (reuse seqlock) */
+  uint64_t prefixes[2];			/* IPv4, IPv6 */
+  uint32_t nh_live;
+  uint64_t mem[3];			/* Bytes touched: exporter region, IPv4, IPv6 regions */
+};
+
+/* Map export @name. NULL on failure: *@code and @err tell why */
+struct lpmr *lpmr_open(const char *name, int *code, char *err, size_t errsize);
+void lpmr_close(struct lpmr *r);
+
+/* Variant of batch lookups: "auto", "scalar", "avx2", "avx512"; -1 if not here */
+int lpmr_set_variant(struct lpmr *r, const char *variant);
+const char *lpmr_variant(const struct lpmr *r);
+int lpmr_has_variant(const char *variant);
+
+/* Has a family? (bird has a channel for it) */
+int lpmr_has4(const struct lpmr *r);
+int lpmr_has6(const struct lpmr *r);
+
+/* Batch lookups (any @n) */
+void lpmr_lookup4(struct lpmr *r, const uint32_t *a, uint32_t *nh, unsigned n);
+void lpmr_lookup6(struct lpmr *r, const uint32_t (*a)[4], uint32_t *nh, unsigned n);
+
+/*
+ * One address answered as text, lookup and entry read consistently: the
+ * next hops (lpmx_nh_format()) or "-". Returns the next-hop index.
+ */
+uint32_t lpmr_answer4(struct lpmr *r, uint32_t a, char *buf, unsigned size);
+uint32_t lpmr_answer6(struct lpmr *r, const uint32_t a[4], char *buf, unsigned size);
+
+/* The entry of an index from a lookup (valid until the next reuse) */
+const struct lpmx_nh *lpmr_nh(const struct lpmr *r, uint32_t i);
+
+void lpmr_status(const struct lpmr *r, struct lpmr_status *s);
+
+/*
+ * Follow bird across restarts: returns 0 if the mapped instance is current,
+ * 1 if it remapped to a new one, LPMR_ENOENT (or another error) if the
+ * mapped one is closed or silent and no new one is there yet (the old
+ * mapping stays usable, stale).
+ */
+int lpmr_check(struct lpmr *r, char *err, size_t errsize);
+
+#endif

@@ -1,0 +1,11 @@
+# Included after BIRD's own Makefile (make -C TREE -f Makefile -f reader.mk):
+# builds bird-lpm-reader with the tree's flags from the reader, the simd
+# engine's lookup files, the CPU detection and the next-hop formatter, all
+# as they are in the tree (no copies).
+LPMR_SRC := $(LPMR_TOP)/tools/lpm-reader/bird-lpm-reader.c $(LPMR_TOP)/tools/lpm-reader/lpm-reader.c \
+  nest/lpm-sjt-scalar.c sysdep/x86/lpm-sjt-avx2.c sysdep/x86/lpm-sjt-avx512.c sysdep/x86/cpu.c \
+  proto/lpm/lpm-format.c
+
+$(LPMR_OUT): $(LPMR_SRC) $(LPMR_TOP)/tools/lpm-reader/lpm-reader.h proto/lpm/lpm-shm.h nest/lpm-sjt.h | prepare
+	$(E)echo LD $@
+	$(Q)$(CC) $(CFLAGS) -I$(LPMR_TOP) -o $@ $(LPMR_SRC)
