@@ -441,8 +441,13 @@ nlq_build(struct nlq *q, rte *e, int op)
   return m;
 }
 
+/*
+ * The network's entry; a new one takes @old as the kernel's side. An entry
+ * found pending keeps the kernel's side of its first change: a later change's
+ * old route is one still waiting in the queue, which the kernel never saw.
+ */
 static struct nlq_entry *
-nlq_get(struct nlq *q, const net_addr *n)
+nlq_get(struct nlq *q, const net_addr *n, rte *old)
 {
   struct nlq_entry *e = HASH_FIND(q->hash, NLQ, n);
 
@@ -456,6 +461,14 @@ nlq_get(struct nlq *q, const net_addr *n)
   net_copy(&e->net.n, n);
   add_tail(&q->pending, &e->n);
   HASH_INSERT2(q->hash, NLQ, q->pool, e);
+
+  if (old)
+  {
+    e->has_old = 1;
+    e->old_metric = ea_get_int(old->attrs->eattrs, EA_KRT_METRIC, 0);
+    e->del = nlq_build(q, old, NL_OP_DELETE);
+  }
+
   return e;
 }
 
@@ -479,15 +492,8 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
     return 0;
 
   net *n = (new ?: old)->net;
-  struct nlq_entry *e = nlq_get(q, n->n.addr);
+  struct nlq_entry *e = nlq_get(q, n->n.addr, old);
   q->changes++;
-
-  if (old && !e->has_old)
-  {
-    e->has_old = 1;
-    e->old_metric = ea_get_int(old->attrs->eattrs, EA_KRT_METRIC, 0);
-    e->del = nlq_build(q, old, NL_OP_DELETE);
-  }
 
   mb_free(e->add);
   e->add = NULL;

@@ -109,14 +109,18 @@ krt_slice_scan(struct krt_proto *p)
 {
   struct krt_slice *s = p->slice;
 
-  if (!s || s->broken || !krt_sys_sliced(p))
+  if (!s)
     return 0;
 
+  /* A running scan (even one whose writes fell back to stock's) ends first */
   if (s->state != KRT_SLICE_IDLE)
   {
     s->again = 1;
     return 1;
   }
+
+  if (s->broken || !krt_sys_sliced(p))
+    return 0;
 
   /* As krt_init_scan() */
   bmap_reset(&p->seen_map, 1024);
