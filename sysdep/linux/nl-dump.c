@@ -169,6 +169,27 @@ krt_sys_dump_stop(struct krt_proto *p)
 {
   if (p->sys.dump)
     nl_dump_close(p->sys.dump);
+
+  nlq_kick(p);
+}
+
+/**
+ * nl_dump_holds_writes - does a running dump hold a protocol's writes back?
+ * @p: the kernel protocol
+ *
+ * When the IPv6 tree changes between two reads of a dump, the kernel starts
+ * the walk again and skips as many routes as it has sent: a route deleted
+ * meanwhile before the walk's position hides another one from the dump, which
+ * the prune would then add again (and the kernel refuse, EEXIST). So writes
+ * of an IPv6 protocol wait while its table is read, unless the queue is full
+ * (back-pressure). IPv4 dumps resume at the last key sent and need no wait.
+ */
+int
+nl_dump_holds_writes(struct krt_proto *p)
+{
+  struct nl_dump *d = p->sys.dump;
+
+  return d && (d->fd >= 0) && !d->done && !d->flush && (p->af == AF_INET6);
 }
 
 /* The route's family and table, as nl_parse_route() finds them */
@@ -284,7 +305,10 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
       d->h = NULL;
 
       if (d->done)
+      {
+	nlq_kick(p);
 	return 1;
+      }
 
       if (current_time_now() >= deadline)
 	return 0;
@@ -365,7 +389,11 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
     }
 
     if (!(++n % 32) && (current_time_now() >= deadline))
+    {
+      if (d->done)
+	nlq_kick(p);
       return d->done;
+    }
   }
 }
 

@@ -23,7 +23,8 @@
  * holds at most `netlink queue` networks: a change that finds it full first
  * sends one batch (back-pressure: the producer pays, memory stays bounded);
  * otherwise an event sends it at the end of the loop iteration, in batches,
- * for at most `scan slice` at a time.
+ * for at most `scan slice` at a time. While a sliced scan reads an IPv6
+ * table, that protocol's writes wait (nl_dump_holds_writes(), nl-dump.c).
  *
  * The kernel processes Netlink requests inside sendmsg() itself, so when
  * sendmsg() returns, the answers to the whole batch are already queued on the
@@ -910,7 +911,26 @@ nlq_event(void *data)
   struct nlq *q = data;
   struct krt_proto *p = q->p;
 
+  /* nlq_kick() sends them when the dump is read */
+  if (nl_dump_holds_writes(p))
+    return;
+
   if (!nlq_send(p, current_time_now() + KRT_CF->sys.nlq.slice))
+    ev_schedule(q->event);
+}
+
+/**
+ * nlq_kick - send what is pending for a kernel protocol soon
+ * @p: the protocol
+ *
+ * Called when a dump that held the writes back (nl_dump_holds_writes()) ends.
+ */
+void
+nlq_kick(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  if (q && !EMPTY_LIST(q->pending) && !ev_active(q->event))
     ev_schedule(q->event);
 }
 

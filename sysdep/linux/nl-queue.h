@@ -49,6 +49,7 @@ struct nlmsghdr;
  * nlq_delete_net() queues the deletion of one network, nlq_idle() says whether
  * nothing is pending, nlq_send() sends batches until the queue is empty or
  * @deadline (0: no deadline) has passed and says whether it is empty.
+ * nlq_kick() schedules the sending of what is pending.
  */
 void nlq_init_config(struct nlq_params *c);
 int nlq_reconfigure(struct krt_proto *p, struct krt_config *n, struct krt_config *o);
@@ -63,7 +64,14 @@ int nlq_idle(struct krt_proto *p);
 int nlq_send(struct krt_proto *p, btime deadline);
 struct network *nlq_route_net(struct krt_proto *p, const net_addr *n, int src, struct linpool *lp);
 void nlq_async_overflow(void);
+void nlq_kick(struct krt_proto *p);
 void nlq_show(struct krt_proto *p);
+
+/*
+ * nl-dump.c: nl_dump_holds_writes() says whether the protocol's running dump
+ * holds its writes back (IPv6, see there); they are sent when it ends.
+ */
+int nl_dump_holds_writes(struct krt_proto *p);
 
 /* netlink.c (bird-patches/krt-netlink-hooks.patch): stock's message builder and parser */
 uint nl_route_size(struct rte *e);

@@ -119,8 +119,14 @@ stall() {
 
 # ------------------------------------------------------------------ one run
 METRICS=$RUN/metrics.tsv
-: > "$METRICS"
+TABLES=$RUN/tables.tsv
+: > "$METRICS"; : > "$TABLES"
 put() { printf '%s\t%s\t%s\t%s\n' "$X" "$I" "$1" "$2" >> "$METRICS"; }
+# table PHASE -- digest of kernel table 100 (both families, sorted) after PHASE
+table() {
+  local h; h=$( { ns "$DUT" ip -4 route show table 100; ns "$DUT" ip -6 route show table 100; } | sort | md5sum | cut -c1-12)
+  printf '%s\t%s\t%s\t%s\n' "$X" "$I" "$1" "$h" >> "$TABLES"
+}
 
 bench_run() {
   X=$1 I=$2
@@ -146,6 +152,7 @@ bench_run() {
   put cpu_s "$(rig_cpu "$BIRD")"
   put rss_mib "$(( $(rig_rss "$BIRD") / 1024 ))"
   put stall_install_ms "$(stall "$d/stall" "$t0" "$t_kern")"
+  table install
 
   # periodic scans
   sleep 2
@@ -159,6 +166,7 @@ bench_run() {
   wait_for 900 0.05 kernel_complete || rig_log "kernel table incomplete after restart"
   t_done=$(now_ms)
   sleep 2
+  table restart
   put restart_kernel_s "$(( t_done - tr ))"
   put stall_restart_ms "$(stall "$d/stall" "$tr" "$(now_ms)")"
 
@@ -173,6 +181,7 @@ bench_run() {
   put gr_done_s "$(( t_gr - tg ))"
   put stall_gr_ms "$(stall "$d/stall" "$tg" "$(now_ms)")"
   kernel_complete || rig_log "kernel table incomplete after graceful restart"
+  table gr
 
   # down: kernel tables flushed
   local td; td=$(now_ms)
@@ -193,9 +202,9 @@ done
 
 # ------------------------------------------------------------------ report
 mkdir -p "$(dirname "$OUT")"
-python3 - "$METRICS" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" <<'EOF'
+python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" <<'EOF'
 import statistics, sys
-metrics, out, runs, v4, v6, n4, n6, ncpu = sys.argv[1:]
+metrics, tables, out, runs, v4, v6, n4, n6, ncpu = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
 val = {}
 for x, i, k, v in rows:
@@ -227,6 +236,17 @@ for k, label, scale in names:
     ratio = "%.2fx" % (ms / mp) if mp and ms and mp > 0 else ""
     lines.append("| %s | %s | %s | %s | %s | %s |" % (label, fmt(mp) if mp is not None else "-",
         fmt(ms) if ms is not None else "-", ratio, " ".join(fmt(v) for v in p), " ".join(fmt(v) for v in s)))
+dig = {}
+for l in open(tables):
+    if l.strip():
+        x, i, ph, h = l.split()
+        dig.setdefault(ph, {}).setdefault(x, set()).add(h)
+for ph, label in (("install", "initial install"), ("restart", "restart of kernel protocols"), ("gr", "graceful restart end")):
+    d = dig.get(ph, {})
+    p, s = d.get("p", set()), d.get("s", set())
+    same = "yes" if p and s and p == s and len(p) == 1 else ("no" if p and s else "-")
+    lines.append("| kernel table 100 identical to stock's after %s (digests) | %s | %s | | %s | %s |" %
+                 (label, same, same, " ".join(sorted(p)), " ".join(sorted(s))))
 head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
         "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
         "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
