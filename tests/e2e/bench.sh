@@ -18,6 +18,7 @@
 # writes them to build/bench/e2e.md. Numbers are printed, not asserted.
 #
 #   bench.sh [RUNS]      (default BENCH_RUNS or 3 runs of each build)
+#   BENCH_REPORT_ONLY=1 bench.sh   the report of the last run's files again
 # Env: BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_SCAN_WINDOW (45 s),
 #      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s").
 set -uo pipefail
@@ -37,6 +38,71 @@ SCAN_WINDOW=${BENCH_SCAN_WINDOW:-45}
 FEED=bb-feed
 DUT=bb-dut
 
+# ------------------------------------------------------------------ report
+# report -- medians of $METRICS and the digests of $TABLES into $OUT
+report() {
+mkdir -p "$(dirname "$OUT")"
+python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" <<'EOF'
+import statistics, sys
+metrics, tables, out, runs, v4, v6, n4, n6, ncpu = sys.argv[1:]
+rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
+val = {}
+for x, i, k, v in rows:
+    val.setdefault(k, {}).setdefault(x, []).append(float(v))
+names = [
+    ("est_full_s", "Established to full table in bird (s)", 0.001),
+    ("est_kernel_s", "Established to complete kernel table (s)", 0.001),
+    ("cpu_s", "bird CPU seconds at complete kernel table", 1),
+    ("rss_mib", "bird RSS at complete kernel table (MiB)", 1),
+    ("stall_install_ms", "longest CLI stall, initial install (ms)", 1),
+    ("stall_scan_ms", "longest CLI stall, periodic scans (ms)", 1),
+    ("restart_kernel_s", "birdc restart of kernel protocols to complete kernel table (s)", 0.001),
+    ("stall_restart_ms", "longest CLI stall, restart of kernel protocols (ms)", 1),
+    ("gr_done_s", "graceful restart: command to recovery done (s)", 0.001),
+    ("stall_gr_ms", "longest CLI stall, graceful restart and its end (ms)", 1),
+    ("down_s", "birdc down incl. kernel flush (s)", 0.001),
+    ("dropped_warnings", "'Kernel dropped some netlink messages' warnings per run", 1),
+]
+def fmt(v):
+    return "%.1f" % v if abs(v) < 100 else "%.0f" % v
+lines = ["| metric | bloombird | stock | stock / bloombird | bloombird runs | stock runs |",
+         "| --- | ---: | ---: | ---: | --- | --- |"]
+for k, label, scale in names:
+    d = val.get(k, {})
+    p = [v * scale for v in d.get("p", [])]
+    s = [v * scale for v in d.get("s", [])]
+    mp = statistics.median(p) if p else None
+    ms = statistics.median(s) if s else None
+    ratio = "%.2fx" % (ms / mp) if mp and ms and mp > 0 else ""
+    lines.append("| %s | %s | %s | %s | %s | %s |" % (label, fmt(mp) if mp is not None else "-",
+        fmt(ms) if ms is not None else "-", ratio, " ".join(fmt(v) for v in p), " ".join(fmt(v) for v in s)))
+dig = {}
+for l in open(tables):
+    if l.strip():
+        x, i, ph, h = l.split()
+        dig.setdefault(ph, {}).setdefault(x, set()).add(h)
+for ph, label in (("install", "initial install"), ("restart", "restart of kernel protocols"), ("gr", "graceful restart end")):
+    d = dig.get(ph, {})
+    p, s = d.get("p", set()), d.get("s", set())
+    same = "yes" if p and s and p == s and len(p) == 1 else ("no" if p and s else "-")
+    lines.append("| kernel table 100 identical to stock's after %s (digests) | %s | %s | | %s | %s |" %
+                 (label, same, same, " ".join(sorted(p)), " ".join(sorted(s))))
+head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
+        "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
+        "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
+open(out, "w").write(head + "\n".join(lines) + "\n")
+print(head + "\n".join(lines))
+EOF
+echo "written to $OUT"
+}
+
+METRICS=$RUN/metrics.tsv
+TABLES=$RUN/tables.tsv
+if [ "${BENCH_REPORT_ONLY:-0}" = 1 ]; then   # the report of the files of the last run again
+  read -r RUNS WANT4 WANT6 < "$RUN/want" || RUNS=$(cut -f2 "$METRICS" | sort -u | wc -l) WANT4=- WANT6=-
+  report; exit
+fi
+
 cleanup() {
   [ -n "${SAMPLER:-}" ] && kill "$SAMPLER" 2>/dev/null
   rig_teardown "$RUN"
@@ -55,6 +121,7 @@ bin_of() { [ "$1" = p ] && echo "$BIN" || echo "$SBIN"; }
 cli() { "$(bin_of "$X")/birdc" -s "$RUN/bird.ctl" "$@" 2>/dev/null; }
 routes() { rig_routes "$(bin_of "$X")" "$RUN/bird.ctl" "$@"; }
 
+
 # ------------------------------------------------------------------ the rig
 rig_log "namespaces $FEED (GoBGP) and $DUT (bird, pinned to CPU $CPU_BIRD)"
 rig_ns "$FEED" "$DUT"
@@ -66,6 +133,7 @@ rig_log "feeding $(basename "$V4") and $(basename "$V6") into GoBGP"
 rig_feed "$FEED" "$V4" -nh4 10.255.0.1 > "$RUN/feed4.out" || exit 1
 rig_feed "$FEED" "$V6" -nh6 fdbb::1 > "$RUN/feed6.out" || exit 1
 WANT4=$(rig_rib_count "$FEED" ipv4); WANT6=$(rig_rib_count "$FEED" ipv6)
+echo "$RUNS $WANT4 $WANT6" > "$RUN/want"
 rig_log "GoBGP holds $WANT4 IPv4 and $WANT6 IPv6 prefixes"
 BASE6=$(rig_kernel6 "$DUT")
 
@@ -118,12 +186,11 @@ stall() {
 }
 
 # ------------------------------------------------------------------ one run
-METRICS=$RUN/metrics.tsv
-TABLES=$RUN/tables.tsv
 : > "$METRICS"; : > "$TABLES"
 put() { printf '%s\t%s\t%s\t%s\n' "$X" "$I" "$1" "$2" >> "$METRICS"; }
 # table PHASE -- digest of kernel table 100 (both families, sorted) after PHASE
 table() {
+  [ "$X" = p ] && cli show protocols all '"kernel*"' > "$RUN/$X$I/proto.$1"   # slices, queue counters
   local h; h=$( { ns "$DUT" ip -4 route show table 100; ns "$DUT" ip -6 route show table 100; } | sort | md5sum | cut -c1-12)
   printf '%s\t%s\t%s\t%s\n' "$X" "$I" "$1" "$h" >> "$TABLES"
 }
@@ -200,57 +267,4 @@ for i in $(seq "$RUNS"); do
   done
 done
 
-# ------------------------------------------------------------------ report
-mkdir -p "$(dirname "$OUT")"
-python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" <<'EOF'
-import statistics, sys
-metrics, tables, out, runs, v4, v6, n4, n6, ncpu = sys.argv[1:]
-rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
-val = {}
-for x, i, k, v in rows:
-    val.setdefault(k, {}).setdefault(x, []).append(float(v))
-names = [
-    ("est_full_s", "Established to full table in bird (s)", 0.001),
-    ("est_kernel_s", "Established to complete kernel table (s)", 0.001),
-    ("cpu_s", "bird CPU seconds at complete kernel table", 1),
-    ("rss_mib", "bird RSS at complete kernel table (MiB)", 1),
-    ("stall_install_ms", "longest CLI stall, initial install (ms)", 1),
-    ("stall_scan_ms", "longest CLI stall, periodic scans (ms)", 1),
-    ("restart_kernel_s", "birdc restart of kernel protocols to complete kernel table (s)", 0.001),
-    ("stall_restart_ms", "longest CLI stall, restart of kernel protocols (ms)", 1),
-    ("gr_done_s", "graceful restart: command to recovery done (s)", 0.001),
-    ("stall_gr_ms", "longest CLI stall, graceful restart and its end (ms)", 1),
-    ("down_s", "birdc down incl. kernel flush (s)", 0.001),
-    ("dropped_warnings", "'Kernel dropped some netlink messages' warnings per run", 1),
-]
-def fmt(v):
-    return "%.1f" % v if abs(v) < 100 else "%.0f" % v
-lines = ["| metric | bloombird | stock | stock / bloombird | bloombird runs | stock runs |",
-         "| --- | ---: | ---: | ---: | --- | --- |"]
-for k, label, scale in names:
-    d = val.get(k, {})
-    p = [v * scale for v in d.get("p", [])]
-    s = [v * scale for v in d.get("s", [])]
-    mp = statistics.median(p) if p else None
-    ms = statistics.median(s) if s else None
-    ratio = "%.2fx" % (ms / mp) if mp and ms and mp > 0 else ""
-    lines.append("| %s | %s | %s | %s | %s | %s |" % (label, fmt(mp) if mp is not None else "-",
-        fmt(ms) if ms is not None else "-", ratio, " ".join(fmt(v) for v in p), " ".join(fmt(v) for v in s)))
-dig = {}
-for l in open(tables):
-    if l.strip():
-        x, i, ph, h = l.split()
-        dig.setdefault(ph, {}).setdefault(x, set()).add(h)
-for ph, label in (("install", "initial install"), ("restart", "restart of kernel protocols"), ("gr", "graceful restart end")):
-    d = dig.get(ph, {})
-    p, s = d.get("p", set()), d.get("s", set())
-    same = "yes" if p and s and p == s and len(p) == 1 else ("no" if p and s else "-")
-    lines.append("| kernel table 100 identical to stock's after %s (digests) | %s | %s | | %s | %s |" %
-                 (label, same, same, " ".join(sorted(p)), " ".join(sorted(s))))
-head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
-        "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
-        "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
-open(out, "w").write(head + "\n".join(lines) + "\n")
-print(head + "\n".join(lines))
-EOF
-echo "written to $OUT"
+report
