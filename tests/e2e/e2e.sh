@@ -4,7 +4,9 @@
 # and its own FRR ospfd neighbour (300 external routes), each exporting to
 # kernel table 100 of its namespace. Compares everything birdc and the
 # kernel show, replays a real update trace, churns, flaps, tries bad input,
-# and prints measurements (not asserted).
+# and prints measurements (not asserted). Then faults (tests/e2e/faults.sh):
+# routes changed behind bird's back, refused by the kernel, lost
+# notifications (ENOBUFS), bird killed in the middle of an install.
 #
 #   e2e.sh [ci|full|as3856]
 #     ci:     RouteViews 2008 IPv4 (271k) + tier-1 IPv6 (160k)
@@ -14,6 +16,7 @@
 # Env: E2E_BENCH=1 also measures the CLI stall during kernel scans.
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
+. "$(dirname "$0")/faults.sh"
 
 SIZE=${1:-ci}
 RUN=$RIG_TOP/build/e2e
@@ -84,6 +87,7 @@ EOF
 
 bird_conf() {
   cat <<'EOF'
+log stderr all;
 router id 10.255.0.2;
 protocol device { scan time 10; }
 protocol direct { ipv4; ipv6; interface "bb-*"; }
@@ -159,7 +163,7 @@ for x in p s; do
 done
 
 bird_conf > "$RUN/bird.conf"
-declare -A T_FULL T_KERNEL CPU RSS LAT STALL
+declare -A T_FULL T_KERNEL CPU RSS LAT STALL DROPS
 for x in p s; do
   cp "$RUN/bird.conf" "$RUN/$x/bird.conf"
   rig_log "starting $x bird"
@@ -297,6 +301,10 @@ wait_both 900 && ok "converged after flaps" || bad "converged after flaps"
 wait_kernel_equal
 compare_all churned
 
+# ------------------------------------------------------------------ faults
+T_RESYNC=-
+fault_phases
+
 # ------------------------------------------------------------------ bad input
 rig_log "bad input against the loaded patched bird"
 before=$(cli p show route count); fib_before=$(cli p show fib master4 | grep -E "Bloom filter|Entries")
@@ -304,6 +312,12 @@ for opt in "bloom hashes 0" "bloom hashes 10" "bloom counters 3" "bloom counters
   { echo "ipv4 table master4 { $opt; };"; cat "$RUN/bird.conf"; } > "$RUN/p/bird.conf"
   out=$(cli p configure 2>&1)
   check "configure with '$opt' is rejected with file:line" grep -q "$RUN/p/bird.conf:1:" <<< "$out"
+done
+cp "$RUN/bird.conf" "$RUN/p/bird.conf"
+for opt in "netlink batch 0" "netlink batch 16385" "netlink queue 0" "scan slice 50 us" "scan slice 3 s" "netlink async perhaps"; do
+  kernel_conf "$opt;" > "$RUN/p/bird.conf"
+  out=$(cli p configure 2>&1)
+  check "configure with kernel option '$opt' is rejected with file:line" grep -qE "$RUN/p/bird.conf:[0-9]+:" <<< "$out"
 done
 cp "$RUN/bird.conf" "$RUN/p/bird.conf"
 check "running configuration kept: same routes" [ "$before" = "$(cli p show route count)" ]
@@ -332,6 +346,9 @@ for x in p s; do
   LAT[$x]=$(( ($(date +%s%N) - t0) / 3000 / nad ))
 done
 metric "show route for latency (us/cmd)" "${LAT[p]}" "${LAT[s]}"
+metric "ENOBUFS fault: deleted routes restored after (s)" "$T_RESYNC" "-"
+for x in p s; do DROPS[$x]=$(grep -c "Kernel dropped some netlink messages" "$RUN/$x/bird.log"); done
+metric "dropped-message warnings (last bird run)" "${DROPS[p]}" "${DROPS[s]}"
 if [ "${E2E_BENCH:-0}" = 1 ]; then
   for x in p s; do
     max=0

@@ -46,6 +46,7 @@ rig_teardown() {  # rig_teardown RUNDIR
 }
 
 # rig_gobgpd NS RUNDIR AS ROUTER_ID [NEIGHBOR PEER_AS]... (IPv6 neighbours get ipv6-unicast)
+# RIG_GR=1: graceful restart (helper side, End-of-RIB) on every session.
 rig_gobgpd() {
   local n=$1 d=$2 as=$3 rid=$4; shift 4
   {
@@ -62,9 +63,18 @@ rig_gobgpd() {
       echo "  [neighbors.timers.config]"
       echo "    hold-time = 240"
       echo "    connect-retry = 1"
+      if [ "${RIG_GR:-0}" = 1 ]; then
+        echo "  [neighbors.graceful-restart.config]"
+        echo "    enabled = true"
+        echo "    restart-time = 120"
+      fi
       echo "  [[neighbors.afi-safis]]"
       echo "    [neighbors.afi-safis.config]"
       echo "      afi-safi-name = \"$fam\""
+      if [ "${RIG_GR:-0}" = 1 ]; then
+        echo "    [neighbors.afi-safis.mp-graceful-restart.config]"
+        echo "      enabled = true"
+      fi
       shift 2
     done
   } > "$d/gobgpd.toml"
@@ -109,4 +119,28 @@ rig_bird() {
 rig_routes() {
   local b=$1 s=$2; shift 2
   "$b/birdc" -s "$s" show route count "$@" 2>/dev/null | sed -nE 's/^([0-9]+) of .*/\1/p' | awk '{n += $1} END {print n + 0}'
+}
+
+# rig_kernel4 NS TABLE -- IPv4 prefixes in a kernel table (the kernel's own counter: cheap to poll)
+rig_kernel4() {
+  ns "$1" cat /proc/net/fib_triestat 2>/dev/null | awk -v t="$2:" '$1 == "Id" && $2 == t {f = 1} f && /Prefixes:/ {print $2; exit}' | awk '{print $1 + 0}'
+}
+
+# rig_kernel6 NS -- IPv6 routes in all tables of the namespace (the kernel's counter)
+rig_kernel6() { local v; v=$(ns "$1" cat /proc/net/rt6_stats | cut -d' ' -f4); echo $((16#$v)); }
+
+# rig_cpu PID -- utime+stime in seconds; rig_rss PID -- resident KiB
+rig_cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$1/stat" 2>/dev/null; }
+rig_rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+
+# rig_idle PID... -- wait (up to 60 s) until the processes use under 5% CPU for a second
+rig_idle() {
+  local a b i
+  for i in $(seq 60); do
+    a=0; for p; do a=$((a + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+    sleep 1
+    b=0; for p; do b=$((b + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+    [ $((b - a)) -lt 5 ] && return 0
+  done
+  return 1
 }

@@ -1,0 +1,1019 @@
+/*
+ *	bloombird -- Batched asynchronous Netlink route writes
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: Batched Netlink writes
+ *
+ * Stock BIRD writes every kernel route change as its own RTM_NEWROUTE or
+ * RTM_DELROUTE and waits for the kernel's answer before it goes on: two
+ * system calls and a full wait per route, inside BGP's receive path. Here
+ * krt_replace_rte() only queues the change; the kernel sees it a moment
+ * later, packed with up to `netlink batch` others into one sendmsg().
+ *
+ * The queue belongs to one kernel protocol and is keyed by network. A change
+ * to a network that is still waiting replaces the waiting one (the last change
+ * wins) while the first "old" route keeps the kernel's side: whether there is
+ * something to delete, and the metric that decides whether a REPLACE is
+ * allowed. So what is sent is what stock would have sent for the net effect
+ * of the changes, built by stock's own builder (nl_build_route()). The queue
+ * holds at most `netlink queue` networks: a change that finds it full first
+ * sends one batch (back-pressure: the producer pays, memory stays bounded);
+ * otherwise an event sends it at the end of the loop iteration, in batches,
+ * for at most `scan slice` at a time. While a sliced scan reads an IPv6
+ * table, that protocol's writes wait (nl_dump_holds_writes(), nl-dump.c).
+ *
+ * The kernel processes Netlink requests inside sendmsg() itself, so when
+ * sendmsg() returns, the answers to the whole batch are already queued on the
+ * socket: they are read without blocking and matched by sequence number. Only
+ * the last message of a batch asks for an acknowledgement (NETLINK_CAP_ACK
+ * keeps answers small), failures are answered anyway, with the kernel's
+ * reason (NETLINK_EXT_ACK). A failed write is logged as stock logs it, with
+ * the network and the reason added, and its route's bit in sync_map cleared,
+ * so the next scan retries it as in stock. Answers lost to a full receive
+ * buffer count as failures and schedule a resync.
+ *
+ * The kernel copies the port id of the socket that caused a route change into
+ * the notification it multicasts, so a classic BPF filter on BIRD's
+ * asynchronous socket drops route notifications carrying our write socket's
+ * port id: a full-table install no longer floods that socket (stock parses
+ * each echo only to skip it). When the asynchronous socket overflows anyway
+ * (ENOBUFS), every kernel protocol is rescanned within %NLQ_RESYNC_DELAY, at
+ * most once per %NLQ_RESYNC_INTERVAL, instead of at its next periodic scan.
+ *
+ * If the write socket cannot be opened or fails outright, BIRD falls back to
+ * stock's synchronous code with an error in the log, and a scan repairs what
+ * was pending.
+ */
+
+#include <errno.h>
+#include <unistd.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <arpa/inet.h>
+#include <linux/filter.h>
+
+#undef LOCAL_DEBUG
+
+#include "nest/bird.h"
+#include "nest/route.h"
+#include "nest/protocol.h"
+#include "nest/iface.h"
+#include "nest/cli.h"
+#include "lib/alloca.h"
+#include "lib/hash.h"
+#include "lib/timer.h"
+#include "lib/event.h"
+#include "lib/string.h"
+#include "conf/conf.h"
+#include "sysdep/unix/krt.h"
+#include "sysdep/unix/krt-slice.h"
+
+#include CONFIG_INCLUDE_NLSYS_H
+
+#ifndef NETLINK_CAP_ACK
+#define NETLINK_CAP_ACK		10
+#endif
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK		11
+#endif
+#ifndef NLM_F_CAPPED
+#define NLM_F_CAPPED		0x100
+#endif
+#ifndef NLM_F_ACK_TLVS
+#define NLM_F_ACK_TLVS		0x200
+#endif
+#define NLQ_ATTR_MSG		1	/* NLMSGERR_ATTR_MSG */
+
+#define NLQ_TX_SIZE		(128 * 1024)	/* Bytes per sendmsg(), under the default send buffer */
+#define NLQ_RX_SIZE		(32 * 1024)
+#define NLQ_RCVBUF		(4 * 1024 * 1024)
+#define NLQ_RESYNC_DELAY	(2 S_)
+#define NLQ_RESYNC_INTERVAL	(10 S_)
+
+/* Stock's operations (netlink.c) */
+#define NL_OP_DELETE		0
+#define NL_OP_ADD		(NLM_F_CREATE|NLM_F_EXCL)
+#define NL_OP_REPLACE		(NLM_F_CREATE|NLM_F_REPLACE)
+
+enum nlq_op { NLQ_DEL, NLQ_ADD, NLQ_REPLACE };
+static const char *nlq_op_name[] = { "delete", "add", "replace" };
+
+struct nlq_entry {
+  struct nlq_entry *next;		/* In the hash */
+  node n;				/* In the queue, oldest first */
+  struct nlmsghdr *del;			/* Deletion of the kernel's route (has_old) */
+  struct nlmsghdr *add;			/* The new route (has_new); flags set when sent */
+  u32 id;				/* The new route's id (sync_map, seen_map) */
+  u32 old_metric, new_metric;
+  u8 has_old, has_new;
+  u8 replaceable;			/* New route may replace (IPv4; IPv6 unicast via a gateway) */
+  net_addr_union net;
+};
+
+struct nlq {
+  node n;				/* In nlq_list */
+  struct krt_proto *p;
+  pool *pool;
+  slab *slab;				/* struct nlq_entry */
+  list pending;				/* struct nlq_entry, oldest first */
+  HASH(struct nlq_entry) hash;		/* The same, by network */
+  event *event;				/* Sends what is pending */
+  u8 mark_seen;				/* A scan runs: written routes count as seen */
+  u64 changes, coalesced, routes, messages, batches, failed, pressure;
+};
+
+#define NLQ_KEY(e)		&(e)->net.n
+#define NLQ_NEXT(e)		(e)->next
+#define NLQ_EQ(a,b)		net_equal(a, b)
+#define NLQ_FN(a)		net_hash(a)
+#define NLQ_REHASH		nlq_rehash
+#define NLQ_PARAMS		/8, *2, 2, 2, 6, 24
+
+HASH_DEFINE_REHASH_FN(NLQ, struct nlq_entry)
+
+/* A message of the batch being sent */
+struct nlq_msg {
+  struct nlq_entry *e;
+  u8 op;
+  int err;				/* 0, an errno, or -1: answer lost */
+};
+
+static int nlq_fd = -1;			/* The write socket, shared by all kernel protocols */
+static u32 nlq_portid;
+static u32 nlq_seq;
+static byte *nlq_tx, *nlq_rx;
+static struct nlq_msg *nlq_sent;
+static int nlq_broken;			/* It failed: stock's paths from now on */
+static list nlq_list;			/* struct nlq of running kernel protocols */
+static uint nlq_users;
+static int nlq_async_fd = -1;		/* BIRD's asynchronous socket, filtered */
+static timer *nlq_resync_timer;
+static btime nlq_last_resync;
+static struct tbf nlq_rl_err = TBF_DEFAULT_LOG_LIMITS;
+static struct tbf nlq_rl_bad = TBF_DEFAULT_LOG_LIMITS;
+
+static void nlq_event(void *q);
+static void nlq_resync(timer *t);
+static void nlq_fail_all(void);
+
+
+/*
+ *	Configuration
+ */
+
+/**
+ * nlq_init_config - default Netlink options of a kernel protocol
+ * @c: the options in the protocol's configuration
+ */
+void
+nlq_init_config(struct nlq_params *c)
+{
+  c->async = 1;
+  c->batch = NLQ_DEFAULT_BATCH;
+  c->queue = NLQ_DEFAULT_QUEUE;
+  c->slice = NLQ_DEFAULT_SLICE;
+}
+
+/**
+ * nlq_reconfigure - may a kernel protocol take new Netlink options?
+ * @p: the protocol
+ * @n: new configuration
+ * @o: old configuration
+ *
+ * Batch, queue and slice sizes apply from the next batch or slice on; turning
+ * `netlink async` on or off needs a restart of the protocol (returns 0).
+ */
+int
+nlq_reconfigure(struct krt_proto *p UNUSED, struct krt_config *n, struct krt_config *o)
+{
+  return n->sys.nlq.async == o->sys.nlq.async;
+}
+
+
+/*
+ *	Sockets
+ */
+
+static int
+nlq_open(void)
+{
+  if (nlq_fd >= 0)
+    return 1;
+
+  if (nlq_broken)
+    return 0;
+
+  int fd = socket(PF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+  if (fd < 0)
+    goto fail;
+
+  int one = 1, rcvbuf = NLQ_RCVBUF;
+  if (setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one)) < 0)
+    DBG("KRT: NETLINK_CAP_ACK not supported\n");
+  if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)) < 0)
+    DBG("KRT: NETLINK_EXT_ACK not supported\n");
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+
+  struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+  socklen_t sl = sizeof(sa);
+  if ((bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) ||
+      (getsockname(fd, (struct sockaddr *) &sa, &sl) < 0))
+  {
+    int e = errno;
+    close(fd);
+    errno = e;
+    goto fail;
+  }
+
+  nlq_fd = fd;
+  nlq_portid = sa.nl_pid;
+  nlq_seq = (u32) (current_time() TO_S) << 12;
+
+  if (!nlq_tx)
+  {
+    nlq_tx = mb_alloc(krt_pool, NLQ_TX_SIZE);
+    nlq_rx = mb_alloc(krt_pool, NLQ_RX_SIZE);
+    nlq_sent = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(struct nlq_msg));
+    nlq_resync_timer = tm_new_init(krt_pool, nlq_resync, NULL, 0, 0);
+  }
+
+  return 1;
+
+fail:
+  log(L_ERR "KRT: Cannot open Netlink socket for batched writes: %m; using synchronous writes");
+  nlq_broken = 1;
+  return 0;
+}
+
+/*
+ * Drop route notifications that our write socket caused. Classic BPF loads are
+ * big-endian, Netlink headers host-endian: compare with htons()/htonl().
+ */
+static void
+nlq_filter_echoes(int fd)
+{
+  struct sock_filter code[] = {
+    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_NEWROUTE), 1, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELROUTE), 0, 3),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(nlq_portid), 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, 0),
+    BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+  };
+  struct sock_fprog prog = { .len = ARRAY_SIZE(code), .filter = code };
+
+  if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+    log(L_WARN "KRT: Cannot filter our own route notifications: %m");
+}
+
+static void
+nlq_close(void)
+{
+  if (nlq_fd < 0)
+    return;
+
+  close(nlq_fd);
+  nlq_fd = -1;
+
+  if (nlq_async_fd >= 0)
+    setsockopt(nlq_async_fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0);
+  nlq_async_fd = -1;
+}
+
+
+/*
+ *	Protocol start and stop
+ */
+
+/**
+ * nlq_start - set up batched writes for a kernel protocol
+ * @p: the protocol, starting
+ * @async_fd: BIRD's asynchronous Netlink socket (-1 if none), to be filtered
+ *
+ * Does nothing when `netlink async` is off, for MPLS, or when the write socket
+ * cannot be opened (then it logs an error): stock's paths do the work.
+ */
+void
+nlq_start(struct krt_proto *p, int async_fd)
+{
+  if (!KRT_CF->sys.nlq.async || ((p->af != AF_INET) && (p->af != AF_INET6)))
+    return;
+
+  if (!nlq_open())
+    return;
+
+  if ((async_fd >= 0) && (async_fd != nlq_async_fd))
+  {
+    nlq_async_fd = async_fd;
+    nlq_filter_echoes(async_fd);
+  }
+
+  struct nlq *q = mb_allocz(p->p.pool, sizeof(struct nlq));
+  q->p = p;
+  q->pool = p->p.pool;
+  q->slab = sl_new(p->p.pool, sizeof(struct nlq_entry));
+  init_list(&q->pending);
+  HASH_INIT(q->hash, p->p.pool, 6);
+  q->event = ev_new_init(p->p.pool, nlq_event, q);
+
+  if (!nlq_users++)
+    init_list(&nlq_list);
+  add_tail(&nlq_list, &q->n);
+  p->sys.nlq = q;
+}
+
+static void
+nlq_free(struct nlq *q, struct nlq_entry *e)
+{
+  mb_free(e->del);
+  mb_free(e->add);
+  sl_free(e);
+  (void) q;
+}
+
+/**
+ * nlq_drop - forget what is pending for a kernel protocol
+ * @p: the protocol
+ */
+void
+nlq_drop(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+  struct nlq_entry *e;
+  node *n, *nxt;
+
+  if (!q)
+    return;
+
+  WALK_LIST_DELSAFE(n, nxt, q->pending)
+  {
+    e = SKIP_BACK(struct nlq_entry, n, n);
+    rem_node(&e->n);
+    HASH_REMOVE2(q->hash, NLQ, q->pool, e);
+    nlq_free(q, e);
+  }
+  ev_postpone(q->event);
+}
+
+/**
+ * nlq_stop - end batched writes of a kernel protocol
+ * @p: the protocol, shutting down
+ *
+ * What is still pending is sent first, as stock would have written it already.
+ * The rest is freed with the protocol's pool.
+ */
+void
+nlq_stop(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  if (!q)
+    return;
+
+  nlq_send(p, 0);
+  nlq_drop(p);
+  rem_node(&q->n);
+  p->sys.nlq = NULL;
+
+  if (!--nlq_users)
+  {
+    nlq_close();
+    if (nlq_resync_timer)
+      tm_stop(nlq_resync_timer);
+  }
+}
+
+/**
+ * nlq_active - does a kernel protocol write through the queue?
+ * @p: the protocol
+ */
+int
+nlq_active(struct krt_proto *p)
+{
+  return p->sys.nlq && !nlq_broken;
+}
+
+/**
+ * nlq_mark_seen - count written routes as seen by the running scan
+ * @p: the protocol
+ * @on: whether a scan runs
+ *
+ * A route written while a sliced scan runs may be written after the dump has
+ * passed its place: the scan's prune must not install it again.
+ */
+void
+nlq_mark_seen(struct krt_proto *p, int on)
+{
+  if (p->sys.nlq)
+    p->sys.nlq->mark_seen = on;
+}
+
+/**
+ * nlq_idle - is nothing pending for a kernel protocol?
+ * @p: the protocol
+ */
+int
+nlq_idle(struct krt_proto *p)
+{
+  return !p->sys.nlq || EMPTY_LIST(p->sys.nlq->pending);
+}
+
+
+/*
+ *	Queueing
+ */
+
+static struct nlmsghdr *
+nlq_build(struct nlq *q, rte *e, int op)
+{
+  uint size = nl_route_size(e);
+  struct nlmsghdr *h = nl_build_route(q->p, e, op, alloca(size), size);
+  struct nlmsghdr *m = mb_alloc(q->pool, NLMSG_ALIGN(h->nlmsg_len));
+
+  memcpy(m, h, h->nlmsg_len);
+  m->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len);
+  return m;
+}
+
+/*
+ * The network's entry; a new one takes @old as the kernel's side. An entry
+ * found pending keeps the kernel's side of its first change: a later change's
+ * old route is one still waiting in the queue, which the kernel never saw.
+ */
+static struct nlq_entry *
+nlq_get(struct nlq *q, const net_addr *n, rte *old)
+{
+  struct nlq_entry *e = HASH_FIND(q->hash, NLQ, n);
+
+  if (e)
+  {
+    q->coalesced++;
+    return e;
+  }
+
+  e = sl_allocz(q->slab);
+  net_copy(&e->net.n, n);
+  add_tail(&q->pending, &e->n);
+  HASH_INSERT2(q->hash, NLQ, q->pool, e);
+
+  if (old)
+  {
+    e->has_old = 1;
+    e->old_metric = ea_get_int(old->attrs->eattrs, EA_KRT_METRIC, 0);
+    e->del = nlq_build(q, old, NL_OP_DELETE);
+  }
+
+  return e;
+}
+
+static int nlq_send_batch(struct nlq *q);
+
+/**
+ * nlq_replace_rte - queue a kernel route change
+ * @p: the kernel protocol
+ * @new: the route to be in the kernel, or %NULL
+ * @old: the route the kernel has, or %NULL
+ *
+ * Called by krt_replace_rte() with its arguments. Returns 1 when the change is
+ * queued, 0 when stock's synchronous write has to do it.
+ */
+int
+nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
+{
+  struct nlq *q = p->sys.nlq;
+
+  if (!q || nlq_broken || (!new && !old))
+    return 0;
+
+  net *n = (new ?: old)->net;
+  struct nlq_entry *e = nlq_get(q, n->n.addr, old);
+  q->changes++;
+
+  mb_free(e->add);
+  e->add = NULL;
+  e->has_new = 0;
+
+  if (new)
+  {
+    rta *a = new->attrs;
+    e->has_new = 1;
+    e->id = new->id;
+    e->new_metric = ea_get_int(a->eattrs, EA_KRT_METRIC, 0);
+    e->replaceable = (p->af == AF_INET) || ((a->dest == RTD_UNICAST) && ipa_nonzero(a->nh.gw));
+    e->add = nlq_build(q, new, NL_OP_ADD);
+  }
+
+  if (q->hash.count >= KRT_CF->sys.nlq.queue)
+  {
+    q->pressure++;
+    nlq_send_batch(q);
+  }
+
+  if (!EMPTY_LIST(q->pending) && !ev_active(q->event))
+    ev_schedule(q->event);
+
+  return 1;
+}
+
+/**
+ * nlq_delete_net - queue the deletion of a network's route
+ * @p: the kernel protocol
+ * @n: the network
+ *
+ * The message is the one stock's builder makes for a deletion (network, table
+ * and the protocol's `metric`).
+ */
+void
+nlq_delete_net(struct krt_proto *p, const net_addr *n)
+{
+  net *nn = alloca(sizeof(net) + n->length);
+  rta a = { .dest = RTD_NONE };
+  rte e = { .attrs = &a, .net = nn };
+
+  memset(nn, 0, sizeof(net));
+  net_copy(nn->n.addr, n);
+  nlq_replace_rte(p, NULL, &e);
+}
+
+/**
+ * nlq_route_net - the network a parsed kernel route refers to
+ * @p: the kernel protocol
+ * @n: the route's network
+ * @src: the route's KRT_SRC_*
+ * @lp: linear pool that lives while the route is processed
+ *
+ * Stock calls net_get(), creating table nodes (and in bloombird filter
+ * entries) for every kernel route BIRD does not have. Here the table is only
+ * searched (net_find(), which the FIB filter answers fast for absent
+ * networks); an absent network gets a temporary node in @lp, enough for
+ * deciding and deleting. Routes learned into the protocol's own table keep a
+ * pointer to the node, so they still get a real one, as in stock.
+ */
+net *
+nlq_route_net(struct krt_proto *p, const net_addr *n, int src, linpool *lp)
+{
+  rtable *t = p->p.main_channel->table;
+
+  if (!nlq_active(p) ||
+      ((src == KRT_SRC_ALIEN) && KRT_CF->learn) ||
+      ((src == KRT_SRC_KERNEL) && (KRT_CF->learn == KRT_LEARN_ALL)))
+    return net_get(t, n);
+
+  net *x = net_find(t, n);
+  if (x)
+    return x;
+
+  x = lp_allocz(lp, sizeof(net) + n->length);
+  net_copy(x->n.addr, n);
+  return x;
+}
+
+
+/*
+ *	Sending and answers
+ */
+
+static inline int
+nlq_allow_replace(struct krt_proto *p, struct nlq_entry *e)
+{
+  /* As stock's nl_allow_replace(): (net, metric) is the kernel's key */
+  if (!KRT_CF->sys.metric && (e->new_metric != e->old_metric))
+    return 0;
+
+  return e->replaceable;
+}
+
+static const char *
+nlq_ext_msg(struct nlmsghdr *h)
+{
+  if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+    return NULL;
+
+  struct nlmsgerr *e = NLMSG_DATA(h);
+  uint off = NLMSG_LENGTH(sizeof(struct nlmsgerr));
+  if (!(h->nlmsg_flags & NLM_F_CAPPED))
+    off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+
+  int len = (int) h->nlmsg_len - (int) off;
+  struct rtattr *a = (void *) h + off;
+  for (; (len > 0) && RTA_OK(a, len); a = RTA_NEXT(a, len))
+    if ((a->rta_type == NLQ_ATTR_MSG) && (RTA_PAYLOAD(a) > 1))
+    {
+      char *s = RTA_DATA(a);
+      s[RTA_PAYLOAD(a) - 1] = 0;
+      return s;
+    }
+
+  return NULL;
+}
+
+static void
+nlq_log_error(struct nlq *q, struct nlq_msg *m, int err, const char *why)
+{
+  if (err < 0)
+    log_rl(&nlq_rl_err, L_WARN "Netlink: Answer lost (%s: %s %N)",
+	   q->p->p.name, nlq_op_name[m->op], &m->e->net.n);
+  else
+    log_rl(&nlq_rl_err, L_WARN "Netlink: %s (%s: %s %N%s%s)", strerror(err),
+	   q->p->p.name, nlq_op_name[m->op], &m->e->net.n, why ? ": " : "", why ?: "");
+}
+
+/* One answer: record it, log a failure now (the text lives in the buffer) */
+static void
+nlq_answer(struct nlq *q, struct nlmsghdr *h, u32 first, uint cnt, int *fence)
+{
+  if (h->nlmsg_type != NLMSG_ERROR)
+  {
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Unexpected Netlink message type %u on the write socket, skipped",
+	   h->nlmsg_type);
+    return;
+  }
+
+  u32 i = h->nlmsg_seq - first;
+  if (i >= cnt)
+  {
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer with unexpected sequence number %u, skipped",
+	   h->nlmsg_seq);
+    return;
+  }
+
+  if (i == cnt - 1)
+    *fence = 1;
+
+  struct nlq_msg *m = &nlq_sent[i];
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+  {
+    log_rl(&nlq_rl_bad, L_WARN "Netlink: Truncated error message received");
+    m->err = -1;
+    return;
+  }
+
+  struct nlmsgerr *e = NLMSG_DATA(h);
+  int ec = netlink_error_to_os(e->error);
+  if (ec < 0)
+  {
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer with invalid error code %d, skipped", e->error);
+    ec = -1;
+  }
+
+  m->err = ec;
+  if ((ec > 0) && !((m->op == NLQ_DEL) && (ec == ESRCH)))
+    nlq_log_error(q, m, ec, nlq_ext_msg(h));
+}
+
+/* Read the batch's answers; returns 1 if some may have been lost */
+static int
+nlq_read_answers(struct nlq *q, u32 first, uint cnt)
+{
+  struct iovec iov = { nlq_rx, NLQ_RX_SIZE };
+  struct sockaddr_nl sa;
+  int fence = 0, lost = 0;
+
+  while (!fence)
+  {
+    struct msghdr mh = {
+      .msg_name = &sa,
+      .msg_namelen = sizeof(sa),
+      .msg_iov = &iov,
+      .msg_iovlen = 1,
+    };
+    int x = recvmsg(nlq_fd, &mh, MSG_DONTWAIT);
+
+    if (x < 0)
+    {
+      if (errno == EINTR)
+	continue;
+
+      if (errno == ENOBUFS)
+      {
+	lost = 1;
+	continue;
+      }
+
+      /* The kernel answers inside sendmsg(): no fence now means it is lost */
+      if ((errno != EAGAIN) && (errno != EWOULDBLOCK))
+	log(L_ERR "KRT: Netlink recvmsg on the write socket: %m");
+      return 1;
+    }
+
+    if (sa.nl_pid)
+      continue;
+
+    if (mh.msg_flags & MSG_TRUNC)
+    {
+      log_rl(&nlq_rl_bad, L_WARN "KRT: Truncated Netlink answer, skipped");
+      lost = 1;
+      continue;
+    }
+
+    uint len = x;
+    struct nlmsghdr *h = (void *) nlq_rx;
+    for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len))
+      nlq_answer(q, h, first, cnt, &fence);
+
+    if (len)
+      log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer remnant of size %u, skipped", len);
+  }
+
+  return lost;
+}
+
+static void
+nlq_put(struct nlq_entry *e, struct nlmsghdr *m, uint op, uint *len, uint *cnt, uint *last)
+{
+  struct nlmsghdr *h = (void *) (nlq_tx + *len);
+  *last = *len;
+
+  memcpy(h, m, m->nlmsg_len);
+  h->nlmsg_flags = NLM_F_REQUEST |
+    ((op == NLQ_ADD) ? NL_OP_ADD : (op == NLQ_REPLACE) ? NL_OP_REPLACE : NL_OP_DELETE);
+  h->nlmsg_seq = ++nlq_seq;
+  h->nlmsg_pid = 0;
+
+  nlq_sent[*cnt] = (struct nlq_msg) { .e = e, .op = op };
+  *len += h->nlmsg_len;
+  (*cnt)++;
+}
+
+/* The outcome of one message for the sync state, as in stock's krt_replace_rte() */
+static void
+nlq_done(struct nlq *q, struct nlq_msg *m)
+{
+  struct krt_proto *p = q->p;
+
+  if (m->err)
+    q->failed++;
+
+  if (m->op == NLQ_DEL)
+    return;
+
+  if (m->err)
+    bmap_clear(&p->sync_map, m->e->id);
+  else
+    bmap_set(&p->sync_map, m->e->id);
+
+  if (q->mark_seen)
+    bmap_set(&p->seen_map, m->e->id);
+}
+
+/* Send up to one batch; returns the number of networks taken off the queue */
+static int
+nlq_send_batch(struct nlq *q)
+{
+  struct krt_proto *p = q->p;
+  uint max = KRT_CF->sys.nlq.batch;
+  uint len = 0, cnt = 0, taken = 0, last = 0;
+  u32 first = nlq_seq + 1;
+
+  if (nlq_broken)
+    return 0;
+
+  while (!EMPTY_LIST(q->pending) && (taken < max))
+  {
+    struct nlq_entry *e = SKIP_BACK(struct nlq_entry, n, HEAD(q->pending));
+    uint need = (e->has_old ? e->del->nlmsg_len : 0) + (e->has_new ? e->add->nlmsg_len : 0);
+
+    if (cnt && (len + need > NLQ_TX_SIZE))
+      break;
+
+    rem_node(&e->n);
+    HASH_REMOVE2(q->hash, NLQ, q->pool, e);
+    taken++;
+
+    if (e->has_old && e->has_new && nlq_allow_replace(p, e))
+      nlq_put(e, e->add, NLQ_REPLACE, &len, &cnt, &last);
+    else
+    {
+      if (e->has_old)
+	nlq_put(e, e->del, NLQ_DEL, &len, &cnt, &last);
+      if (e->has_new)
+	nlq_put(e, e->add, NLQ_ADD, &len, &cnt, &last);
+    }
+
+    /* Added and withdrawn before it was sent */
+    if (!e->has_old && !e->has_new)
+      nlq_free(q, e);
+  }
+
+  if (!cnt)
+    return taken;
+
+  /* The last message asks for an acknowledgement: when it is there, all are */
+  ((struct nlmsghdr *) (nlq_tx + last))->nlmsg_flags |= NLM_F_ACK;
+
+  struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+  struct iovec iov = { nlq_tx, len };
+  struct msghdr mh = {
+    .msg_name = &sa,
+    .msg_namelen = sizeof(sa),
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+  };
+
+  int rv;
+  do
+    rv = sendmsg(nlq_fd, &mh, 0);
+  while ((rv < 0) && (errno == EINTR));
+
+  int lost = 0;
+  if (rv < 0)
+  {
+    int e = errno;
+    if ((e == EAGAIN) || (e == EWOULDBLOCK) || (e == ENOBUFS) || (e == ENOMEM))
+    {
+      /* Nothing of it reached the kernel: failed, retried by the resync */
+      log_rl(&nlq_rl_err, L_WARN "Netlink: Sending %u messages failed: %s", cnt, strerror(e));
+      for (uint i = 0; i < cnt; i++)
+	nlq_sent[i].err = e;
+      nlq_async_overflow();
+    }
+    else
+    {
+      log(L_ERR "KRT: Netlink write socket failed: %s; falling back to synchronous writes", strerror(e));
+      nlq_broken = 1;
+      for (uint i = 0; i < cnt; i++)
+	nlq_sent[i].err = e;
+    }
+  }
+  else
+  {
+    for (uint i = 0; i < cnt; i++)
+      nlq_sent[i].err = 0;
+
+    lost = nlq_read_answers(q, first, cnt);
+    if (lost)
+    {
+      /* Without its answer, a message may have failed: treat as failed */
+      uint n = 0;
+      for (uint i = 0; i < cnt; i++)
+	if (!nlq_sent[i].err && (i < cnt - 1))
+	{
+	  nlq_sent[i].err = -1;
+	  n++;
+	}
+      log(L_WARN "KRT: Lost Netlink answers to up to %u route changes, resync scheduled", n);
+      nlq_async_overflow();
+    }
+  }
+
+  q->batches++;
+  q->messages += cnt;
+  q->routes += taken;
+
+  for (uint i = 0; i < cnt; i++)
+  {
+    nlq_done(q, &nlq_sent[i]);
+    if ((i == cnt - 1) || (nlq_sent[i + 1].e != nlq_sent[i].e))
+      nlq_free(q, nlq_sent[i].e);
+  }
+
+  if (nlq_broken)
+    nlq_fail_all();
+
+  return taken;
+}
+
+/**
+ * nlq_send - send what is pending for a kernel protocol
+ * @p: the protocol
+ * @deadline: stop sending batches after this time (0: send everything)
+ *
+ * Returns 1 when nothing is pending any more.
+ */
+int
+nlq_send(struct krt_proto *p, btime deadline)
+{
+  struct nlq *q = p->sys.nlq;
+
+  if (!q)
+    return 1;
+
+  while (!EMPTY_LIST(q->pending) && !nlq_broken)
+  {
+    nlq_send_batch(q);
+    if (deadline && (current_time_now() >= deadline))
+      break;
+  }
+
+  return EMPTY_LIST(q->pending);
+}
+
+static void
+nlq_event(void *data)
+{
+  struct nlq *q = data;
+  struct krt_proto *p = q->p;
+
+  /* nlq_kick() sends them when the dump is read */
+  if (nl_dump_holds_writes(p))
+    return;
+
+  if (!nlq_send(p, current_time_now() + KRT_CF->sys.nlq.slice))
+    ev_schedule(q->event);
+}
+
+/**
+ * nlq_kick - send what is pending for a kernel protocol soon
+ * @p: the protocol
+ *
+ * Called when a dump that held the writes back (nl_dump_holds_writes()) ends.
+ */
+void
+nlq_kick(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  if (q && !EMPTY_LIST(q->pending) && !ev_active(q->event))
+    ev_schedule(q->event);
+}
+
+
+/*
+ *	Failures and resync
+ */
+
+/* The write socket failed: stock's paths from now on, a scan repairs the rest */
+static void
+nlq_fail_all(void)
+{
+  struct nlq_entry *e;
+  struct nlq *q;
+  node *n;
+
+  nlq_close();
+
+  WALK_LIST(q, nlq_list)
+  {
+    WALK_LIST2(e, n, q->pending, n)
+      if (e->has_new)
+	bmap_clear(&q->p->sync_map, e->id);
+
+    nlq_drop(q->p);
+  }
+
+  krt_scan_kick_all();
+}
+
+/**
+ * nlq_async_overflow - the kernel dropped notifications for BIRD
+ *
+ * Called when BIRD's asynchronous Netlink socket reports ENOBUFS, and when
+ * answers to our writes are lost: schedules a scan of every kernel protocol
+ * within %NLQ_RESYNC_DELAY, and not sooner than %NLQ_RESYNC_INTERVAL after the
+ * previous one. Stock only waits for the next periodic scan.
+ */
+void
+nlq_async_overflow(void)
+{
+  if (!nlq_users || !nlq_resync_timer || tm_active(nlq_resync_timer))
+    return;
+
+  btime now = current_time();
+  btime when = MAX(now + NLQ_RESYNC_DELAY, nlq_last_resync + NLQ_RESYNC_INTERVAL);
+
+  log(L_INFO "KRT: Resync of kernel tables in %t s", when - now);
+  tm_set(nlq_resync_timer, when);
+}
+
+static void
+nlq_resync(timer *t UNUSED)
+{
+  nlq_last_resync = current_time();
+  log(L_INFO "KRT: Resync of kernel tables after dropped Netlink messages");
+
+  kif_request_scan();
+  krt_scan_kick_all();
+}
+
+
+/*
+ *	CLI
+ */
+
+/**
+ * nlq_show - the queue's state in `show protocols all`
+ * @p: the kernel protocol
+ */
+void
+nlq_show(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  if (!q)
+  {
+    if (KRT_CF->sys.nlq.async && nlq_broken)
+      cli_msg(-1006, "  Netlink writes:   synchronous (batched writes failed)");
+    return;
+  }
+
+  cli_msg(-1006, "  Netlink writes:   batched, %u pending, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
+	  q->hash.count, q->changes, q->coalesced, q->routes, q->messages, q->batches);
+  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu", q->failed, q->pressure);
+}

@@ -1,0 +1,365 @@
+/*
+ *	bloombird -- Kernel scan, prune and flush in time slices
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+/**
+ * DOC: Sliced kernel scans
+ *
+ * Stock BIRD scans a kernel table in one timer callback: it dumps the whole
+ * table, parses every route and compares it with its own, then walks its
+ * whole routing table (krt_prune()) installing what is missing, one
+ * synchronous write each. With a million routes that callback runs for
+ * seconds and, after a start, a `restart` or at the end of a graceful restart,
+ * for as long as installing the whole table takes: the CLI, BGP keepalives and
+ * OSPF hellos wait. Shutdown flushes the table the same way.
+ *
+ * Here the same work is cut into slices of at most `scan slice` each, run from
+ * an event, so the event loop serves everybody between two slices. A scan
+ * first reads the dump (the system side, nl-dump.c, parses each route with
+ * stock's parser and hands it to stock's krt_got_route()), then walks the
+ * table with a FIB iterator parked between slices (FIB_ITERATE_PUT, as
+ * rt_prune_table() does) and calls stock's per-network prune step. Writes go
+ * to the batched queue.
+ *
+ * Routes may change while a scan runs. A route written after the scan has
+ * begun may be missing from the dump, so the queue marks every route it writes
+ * meanwhile as seen (the prune leaves it alone) and every dumped route that
+ * is out of date is rewritten as in stock. Before the first scan has finished
+ * BIRD does not write route changes at all (stock's rule); changes it skips
+ * while a sliced first scan runs make the scan run once more when it ends.
+ *
+ * A shutdown flush dumps the kernel table and deletes BIRD's routes in it in
+ * slices; the protocol reports PS_DOWN when the last deletion is answered.
+ */
+
+#undef LOCAL_DEBUG
+
+#include "nest/bird.h"
+#include "nest/iface.h"
+#include "nest/route.h"
+#include "nest/protocol.h"
+#include "nest/cli.h"
+#include "lib/event.h"
+#include "lib/timer.h"
+#include "sysdep/unix/krt.h"
+#include "sysdep/unix/krt-slice.h"
+
+enum krt_slice_state {
+  KRT_SLICE_IDLE,
+  KRT_SLICE_DUMP,			/* Reading the kernel's table */
+  KRT_SLICE_PRUNE,			/* Walking ours */
+  KRT_SLICE_FLUSH,			/* Shutdown: deleting our routes from the kernel's table */
+  KRT_SLICE_FLUSH_WRITES,		/* Shutdown: waiting for the last deletions */
+};
+
+static const char *krt_slice_state_name[] = { "idle", "reading", "pruning", "flushing", "flushing" };
+
+struct krt_slice {
+  struct krt_proto *p;
+  event *event;
+  u8 state;				/* enum krt_slice_state */
+  u8 again;				/* Scan once more when this one ends */
+  u8 broken;				/* A dump failed: stock's scans from now on */
+  u8 ready;				/* The initial feed had ended when this scan began */
+  struct fib_iterator fit;		/* Prune position, parked between slices */
+  btime started;			/* This scan */
+  uint slices;
+  btime longest;
+  uint scans;				/* Completed scans */
+  btime last_time;			/* The last one: duration, slices, longest slice */
+  uint last_slices;
+  btime last_longest;
+};
+
+static void krt_slice_run(void *data);
+
+/**
+ * krt_slice_init - prepare sliced scans of a starting kernel protocol
+ * @p: the protocol
+ */
+void
+krt_slice_init(struct krt_proto *p)
+{
+  struct krt_slice *s = mb_allocz(p->p.pool, sizeof(struct krt_slice));
+
+  s->p = p;
+  s->event = ev_new_init(p->p.pool, krt_slice_run, s);
+  p->slice = s;
+  krt_sys_slice_init(p);
+}
+
+static inline struct fib *
+krt_slice_fib(struct krt_proto *p)
+{
+  return &p->p.main_channel->table->fib;
+}
+
+/**
+ * krt_slice_scan - start a sliced scan
+ * @p: the kernel protocol whose scan timer fired
+ *
+ * Returns 1 when the scan runs in slices (or, if one runs already, when it
+ * will run once more), 0 when stock's scan has to do it.
+ */
+int
+krt_slice_scan(struct krt_proto *p)
+{
+  struct krt_slice *s = p->slice;
+
+  if (!s)
+    return 0;
+
+  /* A running scan (even one whose writes fell back to stock's) ends first */
+  if (s->state != KRT_SLICE_IDLE)
+  {
+    s->again = 1;
+    return 1;
+  }
+
+  if (s->broken || !krt_sys_sliced(p))
+    return 0;
+
+  /* As krt_init_scan() */
+  bmap_reset(&p->seen_map, 1024);
+  krt_sys_mark_seen(p, 1);
+
+  if (!krt_sys_dump_start(p, 0))
+  {
+    krt_sys_mark_seen(p, 0);
+    return 0;
+  }
+
+  KRT_TRACE(p, D_EVENTS, "Scanning routing table");
+  s->state = KRT_SLICE_DUMP;
+  s->ready = p->ready;
+  s->again = 0;
+  s->started = current_time_now();
+  s->slices = 0;
+  s->longest = 0;
+  ev_schedule(s->event);
+  return 1;
+}
+
+/**
+ * krt_slice_missed - a route change was not written before the first scan ended
+ * @p: the kernel protocol
+ */
+void
+krt_slice_missed(struct krt_proto *p)
+{
+  struct krt_slice *s = p->slice;
+
+  if (s && ((s->state == KRT_SLICE_DUMP) || (s->state == KRT_SLICE_PRUNE)))
+    s->again = 1;
+}
+
+/* One slice of the prune walk; 1 when the walk is complete */
+static int
+krt_slice_prune(struct krt_slice *s, btime deadline)
+{
+  struct fib *fib = krt_slice_fib(s->p);
+  uint n = 0;
+
+  FIB_ITERATE_START(fib, &s->fit, net, nn)
+  {
+    if (!(++n % 32) && (current_time_now() >= deadline))
+    {
+      FIB_ITERATE_PUT(&s->fit);
+      return 0;
+    }
+
+    krt_prune_net(s->p, nn);
+  }
+  FIB_ITERATE_END;
+
+  return 1;
+}
+
+static void
+krt_slice_scan_done(struct krt_slice *s)
+{
+  struct krt_proto *p = s->p;
+
+  /*
+   * A scan that began before the initial feed ended ignored BIRD's routes:
+   * it must not count as the first one (stock's scans are atomic).
+   */
+  u8 ready = p->ready;
+  p->ready = s->ready;
+  krt_prune_end(p);
+  p->ready = ready;
+  if (ready && !s->ready)
+    s->again = 1;
+
+  krt_sys_mark_seen(p, 0);
+
+  s->state = KRT_SLICE_IDLE;
+  s->scans++;
+  s->last_time = current_time_now() - s->started;
+  s->last_slices = s->slices;
+  s->last_longest = s->longest;
+  KRT_TRACE(p, D_EVENTS, "Scan done in %t s, %u slices, longest %t ms",
+	    s->last_time, s->slices, s->longest * 1000);
+
+  if (s->again && !krt_slice_scan(p))
+    tm_start(p->scan_timer, 0);
+}
+
+static void
+krt_slice_run(void *data)
+{
+  struct krt_slice *s = data;
+  struct krt_proto *p = s->p;
+  btime t0 = current_time_now();
+  btime deadline = t0 + krt_sys_slice(p);
+  int r;
+
+  s->slices++;
+
+  switch (s->state)
+  {
+  case KRT_SLICE_DUMP:
+    r = krt_sys_dump_step(p, deadline);
+    if (r < 0)
+    {
+      /* Already logged; stock's scans from now on */
+      log(L_ERR "%s: Sliced scan failed, using synchronous scans", p->p.name);
+      s->broken = 1;
+      krt_sys_dump_stop(p);
+      krt_sys_mark_seen(p, 0);
+      s->state = KRT_SLICE_IDLE;
+      tm_start(p->scan_timer, 1 S);
+      return;
+    }
+    if (!r)
+      break;
+
+    KRT_TRACE(p, D_EVENTS, "Pruning table %s", p->p.main_channel->table->name);
+    s->state = KRT_SLICE_PRUNE;
+    FIB_ITERATE_INIT(&s->fit, krt_slice_fib(p));
+    /* fall through */
+
+  case KRT_SLICE_PRUNE:
+    if (!krt_slice_prune(s, deadline))
+      break;
+
+    s->longest = MAX(s->longest, current_time_now() - t0);
+    krt_slice_scan_done(s);
+    return;
+
+  case KRT_SLICE_FLUSH:
+    r = krt_sys_dump_step(p, deadline);
+    if (r < 0)
+      krt_sys_dump_stop(p);
+    else if (!r)
+      break;
+
+    s->state = KRT_SLICE_FLUSH_WRITES;
+    /* fall through */
+
+  case KRT_SLICE_FLUSH_WRITES:
+    if (!krt_sys_writes_step(p, deadline))
+      break;
+
+    KRT_TRACE(p, D_EVENTS, "Flush done in %t s, %u slices, longest %t ms",
+	      current_time_now() - s->started, s->slices, MAX(s->longest, current_time_now() - t0) * 1000);
+    s->state = KRT_SLICE_IDLE;
+    proto_notify_state(&p->p, krt_shutdown_done(p));
+    return;
+
+  default:
+    return;
+  }
+
+  s->longest = MAX(s->longest, current_time_now() - t0);
+  ev_schedule(s->event);
+}
+
+/**
+ * krt_slice_flush - delete BIRD's routes from the kernel in slices
+ * @p: the kernel protocol, shutting down
+ *
+ * Called instead of krt_flush_routes(). Returns 1 when the flush runs: the
+ * protocol then stays in PS_STOP until it has finished, and krt_shutdown_done()
+ * and proto_notify_state() end the shutdown. Returns 0 when stock's flush has
+ * to run.
+ *
+ * The deletions are those stock sends (network, table, `metric`), for every
+ * route of protocol bird in the kernel table rather than for every network
+ * exported: the channel no longer tells which those are once it is stopping,
+ * and a route left over from an earlier run is one stock's next scan deletes
+ * anyway.
+ */
+int
+krt_slice_flush(struct krt_proto *p)
+{
+  struct krt_slice *s = p->slice;
+
+  if (!s || !krt_sys_sliced(p))
+    return 0;
+
+  /* Whatever is pending is about to be deleted anyway */
+  krt_sys_writes_drop(p);
+
+  if (!krt_sys_dump_start(p, 1))
+    return 0;
+
+  KRT_TRACE(p, D_EVENTS, "Flushing kernel routes");
+  s->state = KRT_SLICE_FLUSH;
+  s->started = current_time_now();
+  s->slices = 0;
+  s->longest = 0;
+  ev_schedule(s->event);
+  return 1;
+}
+
+/**
+ * krt_slice_stop - abort a running scan
+ * @p: the kernel protocol, shutting down
+ */
+void
+krt_slice_stop(struct krt_proto *p)
+{
+  struct krt_slice *s = p->slice;
+
+  if (!s)
+    return;
+
+  if (s->state == KRT_SLICE_DUMP)
+    krt_sys_dump_stop(p);
+
+  if (s->state == KRT_SLICE_PRUNE)
+    FIB_ITERATE_UNLINK(&s->fit, krt_slice_fib(p));
+
+  krt_sys_mark_seen(p, 0);
+  ev_postpone(s->event);
+  s->state = KRT_SLICE_IDLE;
+  s->again = 0;
+}
+
+/**
+ * krt_slice_show_info - the kernel protocol's lines in `show protocols all`
+ * @P: the protocol
+ */
+void
+krt_slice_show_info(struct proto *P)
+{
+  struct krt_proto *p = (struct krt_proto *) P;
+  struct krt_slice *s = p->slice;
+
+  if (!s)
+    return;
+
+  if (s->scans || krt_sys_sliced(p))
+    cli_msg(-1006, "  Sliced scans:     %u done, %s%s%s", s->scans,
+	    krt_slice_state_name[s->state], s->again ? ", again" : "",
+	    s->broken ? ", failed: synchronous scans" : "");
+  if (s->scans)
+    cli_msg(-1006, "  Last scan:        %t s in %u slices, longest %t ms",
+	    s->last_time, s->last_slices, s->last_longest * 1000);
+
+  krt_sys_show_info(p);
+}

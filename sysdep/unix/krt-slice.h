@@ -1,0 +1,65 @@
+/*
+ *	bloombird -- Kernel scan, prune and flush in time slices
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_KRT_SLICE_H_
+#define _BIRD_KRT_SLICE_H_
+
+struct krt_proto;
+struct proto;
+
+/*
+ * krt-slice.c, called from krt.c (bird-patches/krt-slice-hooks.patch):
+ *
+ * krt_slice_init() at every start of a kernel protocol. krt_slice_scan() when
+ * its scan timer fires: returns 1 when it has started (or, if one runs,
+ * requested) a sliced scan, 0 when stock's scan has to run. krt_slice_missed()
+ * when a route change is not written because the first scan has not finished:
+ * the table is scanned again when it has. krt_slice_flush() at shutdown
+ * instead of krt_flush_routes(): returns 1 when the flush runs in slices and
+ * the protocol goes down by itself later, 0 when stock's flush has to run.
+ * krt_slice_stop() at shutdown, aborts a running scan. krt_slice_show_info()
+ * is the protocol's show_proto_info hook.
+ */
+void krt_slice_init(struct krt_proto *p);
+int krt_slice_scan(struct krt_proto *p);
+void krt_slice_missed(struct krt_proto *p);
+int krt_slice_flush(struct krt_proto *p);
+void krt_slice_stop(struct krt_proto *p);
+void krt_slice_show_info(struct proto *P);
+
+/* krt.c, split out of krt_prune() and krt_shutdown(), and a scan request for all */
+void krt_prune_net(struct krt_proto *p, net *n);
+void krt_prune_end(struct krt_proto *p);
+int krt_shutdown_done(struct krt_proto *p);
+void krt_scan_kick_all(void);
+
+/*
+ * The system side (sysdep/linux/nl-dump.c):
+ *
+ * krt_sys_slice_init() forgets the system side's state of an earlier run.
+ * krt_sys_sliced() says whether the protocol scans in slices.
+ * krt_sys_dump_start() asks the kernel for the protocol's table; with @flush,
+ * the dump deletes BIRD's routes instead of scanning them (returns 0 if it
+ * cannot). krt_sys_dump_step() processes the dump until @deadline and returns
+ * 1 when it is complete, 0 when there is more, -1 when it failed.
+ * krt_sys_dump_stop() abandons it. krt_sys_writes_step() sends pending writes
+ * until @deadline, 1 when none are left; krt_sys_writes_drop() forgets them;
+ * krt_sys_mark_seen() marks routes written while a scan runs as seen.
+ * krt_sys_slice() is the time budget of one slice.
+ */
+void krt_sys_slice_init(struct krt_proto *p);
+int krt_sys_sliced(struct krt_proto *p);
+int krt_sys_dump_start(struct krt_proto *p, int flush);
+int krt_sys_dump_step(struct krt_proto *p, btime deadline);
+void krt_sys_dump_stop(struct krt_proto *p);
+int krt_sys_writes_step(struct krt_proto *p, btime deadline);
+void krt_sys_writes_drop(struct krt_proto *p);
+void krt_sys_mark_seen(struct krt_proto *p, int on);
+btime krt_sys_slice(struct krt_proto *p);
+void krt_sys_show_info(struct krt_proto *p);
+
+#endif

@@ -1,0 +1,109 @@
+# bloombird's own Netlink sockets misbehaving, without GoBGP: a kernel
+# protocol exports 30,000 static routes to kernel table 100 of a namespace
+# (bb-krtf), patched bird against stock bird's table for the same
+# configurations. With tests/e2e/nlfault.c preloaded:
+#   garbage:  answers and dumps interleaved with messages of an unknown type,
+#             foreign sequence numbers and trailing garbage are logged and
+#             skipped, never a crash;
+#   failing:  the write socket's sendmsg() fails outright: BIRD falls back to
+#             stock's synchronous writes with an error in the log.
+# Each time: install, a restart of the kernel protocol (flush, install), a
+# reconfiguration that withdraws and changes routes, and `down` (flush) end
+# with the kernel table stock ends with.
+. "$(dirname "$0")/../lib.sh"
+
+[ "$(id -u)" = 0 ] || { echo "krt-faults: needs root (network namespaces)"; exit 1; }
+NS=bb-krtf
+N=30000
+SHIM=$WORK/nlfault.so
+cc -shared -fPIC -o "$SHIM" "$top/tests/e2e/nlfault.c" -ldl || { bad "fault shim builds"; finish; }
+
+ns_up() {
+  ip netns del "$NS" 2>/dev/null
+  ip netns add "$NS"
+  ip -n "$NS" link set lo up
+  ip -n "$NS" link add d0 type veth peer name d1
+  ip -n "$NS" link set d0 up; ip -n "$NS" link set d1 up
+  ip -n "$NS" addr add 10.99.0.1/24 dev d0
+}
+cleanup_ns() { ip netns del "$NS" 2>/dev/null; }
+trap 'cleanup; cleanup_ns' EXIT
+
+mkconf() {  # mkconf FILE A|B -- B withdraws every third route and moves every fifth
+  python3 - "$2" "$N" > "$1" <<'EOF'
+import sys
+v, n = sys.argv[1], int(sys.argv[2])
+print("log stderr all;\nrouter id 10.99.0.1;\nprotocol device {}")
+print("protocol kernel k4 { kernel table 100; learn off; scan time 5; ipv4 { export all; }; }")
+print("protocol static s4 { ipv4;")
+for i in range(n):
+    if v == "B" and i % 3 == 0:
+        continue
+    gw = "10.99.0.3" if v == "B" and i % 5 == 0 else "10.99.0.2"
+    print("  route 100.%d.%d.0/24 via %s;" % (i // 256, i % 256, gw))
+print("}")
+EOF
+}
+mkconf "$WORK/A.conf" A
+mkconf "$WORK/B.conf" B
+
+absent() { ! grep -qiE "$@"; }
+table() { ip -n "$NS" route show table 100 | sort; }
+count() { ip -n "$NS" route show table 100 | wc -l; }
+C() { "$CUR/birdc" -s "$WORK/f.ctl" "$@"; }
+
+# run_bird BINDIR [ENV=VALUE...] -- bird on A.conf in the namespace
+run_bird() {
+  CUR=$1; shift
+  cp "$WORK/A.conf" "$WORK/f.conf"
+  : > "$WORK/f.log"
+  ip netns exec "$NS" env "$@" "$CUR/bird" -f -c "$WORK/f.conf" -s "$WORK/f.ctl" >> "$WORK/f.log" 2>&1 &
+  PID=$!
+  BIRD_PIDS+=($PID)
+  for _ in $(seq 100); do C show status >/dev/null 2>&1 && return 0; sleep 0.1; done
+  return 1
+}
+# settle EXPECTED_FILE -- until the table equals it (a scan repairs within 5 s)
+settle() { for _ in $(seq 150); do [ "$(table)" = "$(cat "$1")" ] && return 0; sleep 0.2; done; return 1; }
+gone() { for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || return 0; sleep 0.1; done; return 1; }
+
+# Stock: the tables to expect
+ns_up
+run_bird "$STOCK_BIN" || { bad "stock bird starts"; finish; }
+for _ in $(seq 150); do [ "$(count)" -ge "$N" ] && break; sleep 0.2; done
+sleep 6; table > "$WORK/stock.A"
+cp "$WORK/B.conf" "$WORK/f.conf"; C configure >/dev/null
+sleep 6; table > "$WORK/stock.B"
+C down >/dev/null; gone
+check "stock: table A has $N routes" [ "$(wc -l < "$WORK/stock.A")" = "$N" ]
+check "stock: table B differs from A" [ "$(cat "$WORK/stock.A")" != "$(cat "$WORK/stock.B")" ]
+check "stock: table empty after down" [ "$(count)" = 0 ]
+
+phase() {  # phase NAME ENV=VALUE...
+  local name=$1; shift
+  ns_up
+  run_bird "$BIN" LD_PRELOAD="$SHIM" "$@" || { bad "$name: patched bird starts"; cat "$WORK/f.log"; return; }
+  check "$name: table A as stock's" settle "$WORK/stock.A"
+  C restart k4 >/dev/null
+  sleep 1
+  check "$name: after restart of the kernel protocol, table A as stock's" settle "$WORK/stock.A"
+  cp "$WORK/B.conf" "$WORK/f.conf"; C configure >/dev/null
+  check "$name: after reconfiguration, table B as stock's" settle "$WORK/stock.B"
+  check "$name: bird still answers" grep -q "Daemon is up" <<< "$(C show status)"
+  C show protocols all k4 > "$WORK/$name.info"; grep -E "Sliced scans|Last scan|Netlink" "$WORK/$name.info"
+  C down >/dev/null
+  check "$name: bird went down cleanly" gone
+  check "$name: table empty after down (flushed)" [ "$(count)" = 0 ]
+  check "$name: no crash" absent "segmentation|assertion|bug|crash" "$WORK/f.log"
+  sed -n '1,200p' "$WORK/f.log" | grep -vE "^$" | sort | uniq -c | sort -rn | head -8
+}
+
+phase garbage NLF_GARBAGE=2
+check "garbage: unknown message types logged" grep -q "Unexpected Netlink message type" "$WORK/f.log"
+check "garbage: foreign sequence numbers logged" grep -qE "unexpected sequence number|out of sequence" "$WORK/f.log"
+check "garbage: remnants logged" grep -q "remnant" "$WORK/f.log"
+
+phase failing NLF_SEND_FAIL=3
+check "failing: the failure is logged as an error with the fallback" grep -q "Netlink write socket failed.*falling back to synchronous writes" "$WORK/f.log"
+check "failing: show protocols all says so" grep -q "synchronous (batched writes failed)" "$WORK/failing.info"
+finish

@@ -1,0 +1,270 @@
+#!/bin/bash
+# Benchmark mode of the rig: the patched (p) and the stock (s) bird take the
+# full tier-1 tables (IPv4 902k + IPv6 160k) from GoBGP and export them to
+# kernel table 100, in alternated runs (p s p s ...), one bird at a time,
+# pinned to one CPU (GoBGP and the CLI sampler on the other). Each run:
+#
+#   install   start bird; Established -> full table in bird -> complete
+#             kernel table; bird CPU and RSS then
+#   scans     SCAN_WINDOW s of periodic kernel scans (scan time 20)
+#   restart   birdc restart of both kernel protocols (flush, then install)
+#   gr        birdc graceful restart, bird -R: kernel routes kept, GoBGP's
+#             End-of-RIB ends the recovery, the kernel is scanned against it
+#   down      birdc down (kernel tables flushed)
+#
+# and the longest CLI stall of each phase: "show status" on bird's control
+# socket every 10 ms (tests/e2e/clistall.py), the longest answer whose
+# command was sent during the phase. Prints medians (and every run) and
+# writes them to build/bench/e2e.md. Numbers are printed, not asserted.
+#
+#   bench.sh [RUNS]      (default BENCH_RUNS or 3 runs of each build)
+#   BENCH_REPORT_ONLY=1 bench.sh   the report of the last run's files again
+# Env: BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_SCAN_WINDOW (45 s),
+#      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s").
+set -uo pipefail
+. "$(dirname "$0")/rig.sh"
+
+RUNS=${1:-${BENCH_RUNS:-3}}
+BUILDS=${BENCH_BUILDS:-p s}
+RUN=$RIG_TOP/build/bench/run
+OUT=$RIG_TOP/build/bench/e2e.md
+BIN=$RIG_TOP/build/bin
+SBIN=$RIG_TOP/build/stock/bin
+V4=${BENCH_V4:-$RIG_DATA/ipv4/tier1-2023.v4.txt.xz}
+V6=${BENCH_V6:-$RIG_DATA/ipv6/tier1-2023.v6.txt.xz}
+CPU_BIRD=${BENCH_BIRD_CPU:-1}
+CPU_OTHER=${BENCH_OTHER_CPU:-0}
+SCAN_WINDOW=${BENCH_SCAN_WINDOW:-45}
+FEED=bb-feed
+DUT=bb-dut
+
+# ------------------------------------------------------------------ report
+# report -- medians of $METRICS and the digests of $TABLES into $OUT
+report() {
+mkdir -p "$(dirname "$OUT")"
+python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" <<'EOF'
+import statistics, sys
+metrics, tables, out, runs, v4, v6, n4, n6, ncpu = sys.argv[1:]
+rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
+val = {}
+for x, i, k, v in rows:
+    val.setdefault(k, {}).setdefault(x, []).append(float(v))
+names = [
+    ("est_full_s", "Established to full table in bird (s)", 0.001),
+    ("est_kernel_s", "Established to complete kernel table (s)", 0.001),
+    ("cpu_s", "bird CPU seconds at complete kernel table", 1),
+    ("rss_mib", "bird RSS at complete kernel table (MiB)", 1),
+    ("stall_install_ms", "longest CLI stall, initial install (ms)", 1),
+    ("stall_scan_ms", "longest CLI stall, periodic scans (ms)", 1),
+    ("restart_kernel_s", "birdc restart of kernel protocols to complete kernel table (s)", 0.001),
+    ("stall_restart_ms", "longest CLI stall, restart of kernel protocols (ms)", 1),
+    ("gr_done_s", "graceful restart: command to recovery done (s)", 0.001),
+    ("stall_gr_ms", "longest CLI stall, graceful restart and its end (ms)", 1),
+    ("down_s", "birdc down incl. kernel flush (s)", 0.001),
+    ("dropped_warnings", "'Kernel dropped some netlink messages' warnings per run", 1),
+]
+def fmt(v):
+    return "%.1f" % v if abs(v) < 100 else "%.0f" % v
+lines = ["| metric | bloombird | stock | stock / bloombird | bloombird runs | stock runs |",
+         "| --- | ---: | ---: | ---: | --- | --- |"]
+for k, label, scale in names:
+    d = val.get(k, {})
+    p = [v * scale for v in d.get("p", [])]
+    s = [v * scale for v in d.get("s", [])]
+    mp = statistics.median(p) if p else None
+    ms = statistics.median(s) if s else None
+    ratio = "%.2fx" % (ms / mp) if mp and ms and mp > 0 else ""
+    lines.append("| %s | %s | %s | %s | %s | %s |" % (label, fmt(mp) if mp is not None else "-",
+        fmt(ms) if ms is not None else "-", ratio, " ".join(fmt(v) for v in p), " ".join(fmt(v) for v in s)))
+dig = {}
+for l in open(tables):
+    if l.strip():
+        x, i, ph, h = l.split()
+        dig.setdefault(ph, {}).setdefault(x, set()).add(h)
+for ph, label in (("install", "initial install"), ("restart", "restart of kernel protocols"), ("gr", "graceful restart end")):
+    d = dig.get(ph, {})
+    p, s = d.get("p", set()), d.get("s", set())
+    same = "yes" if p and s and p == s and len(p) == 1 else ("no" if p and s else "-")
+    lines.append("| kernel table 100 identical to stock's after %s (digests) | %s | %s | | %s | %s |" %
+                 (label, same, same, " ".join(sorted(p)), " ".join(sorted(s))))
+head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
+        "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
+        "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
+open(out, "w").write(head + "\n".join(lines) + "\n")
+print(head + "\n".join(lines))
+EOF
+echo "written to $OUT"
+}
+
+METRICS=$RUN/metrics.tsv
+TABLES=$RUN/tables.tsv
+if [ "${BENCH_REPORT_ONLY:-0}" = 1 ]; then   # the report of the files of the last run again
+  read -r RUNS WANT4 WANT6 < "$RUN/want" || RUNS=$(cut -f2 "$METRICS" | sort -u | wc -l) WANT4=- WANT6=-
+  report; exit
+fi
+
+cleanup() {
+  [ -n "${SAMPLER:-}" ] && kill "$SAMPLER" 2>/dev/null
+  rig_teardown "$RUN"
+}
+trap cleanup EXIT INT TERM
+
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (network namespaces)" >&2; exit 1; }
+for f in "$V4" "$V6"; do [ -f "$f" ] || { echo "bench: missing $f" >&2; exit 1; }; done
+for b in "$BIN" "$SBIN"; do [ -x "$b/bird" ] || { echo "bench: build first (make, make stock)" >&2; exit 1; }; done
+rm -rf "$RUN"; mkdir -p "$RUN"
+rig_teardown "$RUN"
+rig_build_feeder || exit 1
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+bin_of() { [ "$1" = p ] && echo "$BIN" || echo "$SBIN"; }
+cli() { "$(bin_of "$X")/birdc" -s "$RUN/bird.ctl" "$@" 2>/dev/null; }
+routes() { rig_routes "$(bin_of "$X")" "$RUN/bird.ctl" "$@"; }
+
+
+# ------------------------------------------------------------------ the rig
+rig_log "namespaces $FEED (GoBGP) and $DUT (bird, pinned to CPU $CPU_BIRD)"
+rig_ns "$FEED" "$DUT"
+rig_link "$FEED" bb-down 10.255.0.1/30 fdbb::1/64 "$DUT" bb-up 10.255.0.2/30 fdbb::2/64
+RIG_GR=1 rig_gobgpd "$FEED" "$RUN" 65001 10.255.0.1 10.255.0.2 65002 fdbb::2 65002 || exit 1
+GOBGPD=$(cat "$RUN/gobgpd.pid")
+taskset -a -pc "$CPU_OTHER" "$GOBGPD" >/dev/null
+rig_log "feeding $(basename "$V4") and $(basename "$V6") into GoBGP"
+rig_feed "$FEED" "$V4" -nh4 10.255.0.1 > "$RUN/feed4.out" || exit 1
+rig_feed "$FEED" "$V6" -nh6 fdbb::1 > "$RUN/feed6.out" || exit 1
+WANT4=$(rig_rib_count "$FEED" ipv4); WANT6=$(rig_rib_count "$FEED" ipv6)
+echo "$RUNS $WANT4 $WANT6" > "$RUN/want"
+rig_log "GoBGP holds $WANT4 IPv4 and $WANT6 IPv6 prefixes"
+BASE6=$(rig_kernel6 "$DUT")
+
+cat > "$RUN/bird.conf" <<EOF
+log stderr all;
+$([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events };")
+router id 10.255.0.2;
+graceful restart wait 120;
+protocol device { scan time 10; }
+protocol direct { ipv4; ipv6; interface "bb-*"; }
+protocol kernel kernel4 { kernel table 100; learn off; scan time 20; graceful restart on; ipv4 { export all; }; }
+protocol kernel kernel6 { kernel table 100; learn off; scan time 20; graceful restart on; ipv6 { export all; }; }
+template bgp feeder { local as 65002; hold time 240; connect retry time 1; graceful restart on; }
+protocol bgp feeder4 from feeder { neighbor 10.255.0.1 as 65001; ipv4 { import all; export none; }; }
+protocol bgp feeder6 from feeder { neighbor fdbb::1 as 65001; ipv6 { import all; export none; }; }
+EOF
+
+start_bird() {  # start_bird [-R] -- pinned, in the DUT namespace
+  ip netns exec "$DUT" taskset -c "$CPU_BIRD" "$(bin_of "$X")/bird" -f "$@" -c "$RUN/bird.conf" \
+    -s "$RUN/bird.ctl" >> "$RUN/bird.log" 2>&1 &
+  BIRD=$!
+  for _ in $(seq 100); do cli show status >/dev/null && return 0; sleep 0.1; done
+  echo "bench: bird did not come up:" >&2; tail "$RUN/bird.log" >&2; return 1
+}
+
+bird_gone() {  # wait until bird has exited
+  for _ in $(seq 1200); do kill -0 "$BIRD" 2>/dev/null || return 0; sleep 0.1; done
+  return 1
+}
+
+# The kernel table holds every network bird has (polling the kernel's counters)
+kernel_complete() {
+  [ "$(rig_kernel4 "$DUT" 100)" -ge "$K4" ] && [ "$(rig_kernel6 "$DUT")" -ge $((BASE6 + K6)) ]
+}
+kernel_empty() {
+  [ "$(rig_kernel4 "$DUT" 100)" = 0 ] && [ "$(rig_kernel6 "$DUT")" -le "$BASE6" ]
+}
+wait_for() {  # wait_for SECONDS POLL_S COMMAND...
+  local end=$((SECONDS + $1)) poll=$2; shift 2
+  until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep "$poll"; done
+}
+established() { [ "$(cli show protocols '"feeder*"' | grep -c Established)" = 2 ]; }
+imported() { cli show protocols all "$1" | awk '/Routes:/ {print $2; exit}'; }   # cheap, unlike show route count
+bgp_full() { [ "$(imported feeder4)" = "$WANT4" ] && [ "$(imported feeder6)" = "$WANT6" ]; }
+kernel_flushed() { [ "$(rig_kernel4 "$DUT" 100)" -lt "$K4" ]; }
+
+# stall FILE FROM_MS TO_MS -- longest answer to a command sent in the window
+stall() {
+  awk -v a="$2" -v b="$3" '{ s = $1 * 1000 - $2; if (s >= a && s <= b && $2 > m) m = $2 } END {printf "%.0f", m}' "$1"
+}
+
+# ------------------------------------------------------------------ one run
+: > "$METRICS"; : > "$TABLES"
+put() { printf '%s\t%s\t%s\t%s\n' "$X" "$I" "$1" "$2" >> "$METRICS"; }
+# table PHASE -- digest of kernel table 100 (both families, sorted) after PHASE
+table() {
+  [ "$X" = p ] && cli show protocols all '"kernel*"' > "$RUN/$X$I/proto.$1"   # slices, queue counters
+  local h; h=$( { ns "$DUT" ip -4 route show table 100; ns "$DUT" ip -6 route show table 100; } | sort | md5sum | cut -c1-12)
+  printf '%s\t%s\t%s\t%s\n' "$X" "$I" "$1" "$h" >> "$TABLES"
+}
+
+bench_run() {
+  X=$1 I=$2
+  local d=$RUN/$X$I t0 t_est t_full t_kern ts te tr t_done tg t_gr
+  mkdir -p "$d"; : > "$RUN/bird.log"
+  rig_idle "$GOBGPD" || rig_log "GoBGP still busy"
+  rig_log "run $I: $([ "$X" = p ] && echo bloombird || echo stock)"
+
+  # install
+  t0=$(now_ms)
+  start_bird || return 1
+  taskset -c "$CPU_OTHER" python3 "$RIG_TOP/tests/e2e/clistall.py" "$RUN/bird.ctl" "$d/stall" &
+  SAMPLER=$!
+  wait_for 120 0.05 established || { rig_log "no session"; return 1; }
+  t_est=$(now_ms)
+  wait_for 900 0.2 bgp_full || rig_log "bird did not get the full table"
+  t_full=$(now_ms)
+  K4=$(routes table master4); K6=$(routes table master6)
+  wait_for 900 0.05 kernel_complete || rig_log "kernel table incomplete"
+  t_kern=$(now_ms)
+  put est_full_s "$(( t_full - t_est ))"
+  put est_kernel_s "$(( t_kern - t_est ))"
+  put cpu_s "$(rig_cpu "$BIRD")"
+  put rss_mib "$(( $(rig_rss "$BIRD") / 1024 ))"
+  put stall_install_ms "$(stall "$d/stall" "$t0" "$t_kern")"
+  table install
+
+  # periodic scans
+  sleep 2
+  ts=$(now_ms); sleep "$SCAN_WINDOW"; te=$(now_ms)
+  put stall_scan_ms "$(stall "$d/stall" "$ts" "$te")"
+
+  # restart of the kernel protocols: flush, then install again
+  tr=$(now_ms)
+  cli restart '"kernel*"' > /dev/null
+  wait_for 120 0.05 kernel_flushed
+  wait_for 900 0.05 kernel_complete || rig_log "kernel table incomplete after restart"
+  t_done=$(now_ms)
+  sleep 2
+  table restart
+  put restart_kernel_s "$(( t_done - tr ))"
+  put stall_restart_ms "$(stall "$d/stall" "$tr" "$(now_ms)")"
+
+  # graceful restart: routes stay in the kernel, a scan compares them at the end
+  tg=$(now_ms)
+  cli graceful restart > /dev/null
+  bird_gone || { rig_log "bird did not stop"; return 1; }
+  start_bird -R || return 1
+  wait_for 300 0.05 grep -q "Graceful restart done" "$RUN/bird.log" || rig_log "graceful restart did not end"
+  t_gr=$(now_ms)
+  sleep 15
+  put gr_done_s "$(( t_gr - tg ))"
+  put stall_gr_ms "$(stall "$d/stall" "$tg" "$(now_ms)")"
+  kernel_complete || rig_log "kernel table incomplete after graceful restart"
+  table gr
+
+  # down: kernel tables flushed
+  local td; td=$(now_ms)
+  cli down > /dev/null
+  bird_gone || { rig_log "bird did not stop"; kill -9 "$BIRD"; }
+  put down_s "$(( $(now_ms) - td ))"
+  kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; SAMPLER=
+  wait_for 60 0.1 kernel_empty || rig_log "kernel table not empty after down"
+  put dropped_warnings "$(grep -c "Kernel dropped some netlink messages" "$RUN/bird.log")"
+  cp "$RUN/bird.log" "$d/bird.log"
+}
+
+for i in $(seq "$RUNS"); do
+  for x in $BUILDS; do
+    bench_run "$x" "$i" || { rig_log "run $x$i failed"; kill -9 "${BIRD:-}" 2>/dev/null; }
+  done
+done
+
+report
