@@ -182,14 +182,25 @@ krt_sys_dump_stop(struct krt_proto *p)
  * meanwhile before the walk's position hides another one from the dump, which
  * the prune would then add again (and the kernel refuse, EEXIST). So writes
  * of an IPv6 protocol wait while its table is read, unless the queue is full
- * (back-pressure). IPv4 dumps resume at the last key sent and need no wait.
+ * (back-pressure); a flush repeats its dump until it finds nothing to
+ * delete. IPv4 dumps resume at the last key sent and need no wait.
  */
 int
 nl_dump_holds_writes(struct krt_proto *p)
 {
   struct nl_dump *d = p->sys.dump;
 
-  return d && (d->fd >= 0) && !d->done && !d->flush && (p->af == AF_INET6);
+  return d && (d->fd >= 0) && !d->done && (p->af == AF_INET6);
+}
+
+/**
+ * krt_sys_dump_deleted - how many routes a flush dump has deleted
+ * @p: the kernel protocol
+ */
+uint
+krt_sys_dump_deleted(struct krt_proto *p)
+{
+  return p->sys.dump ? p->sys.dump->deleted : 0;
 }
 
 /* The route's family and table, as nl_parse_route() finds them */

@@ -12,7 +12,8 @@
  * RTM_DELROUTE and waits for the kernel's answer before it goes on: two
  * system calls and a full wait per route, inside BGP's receive path. Here
  * krt_replace_rte() only queues the change; the kernel sees it a moment
- * later, packed with up to `netlink batch` others into one sendmsg().
+ * later, packed with up to `netlink batch` others into one sendmsg() (fewer
+ * while the kernel takes longer than a slice for a batch, nlq_adapt()).
  *
  * The queue belongs to one kernel protocol and is keyed by network. A change
  * to a network that is still waiting replaces the waiting one (the last change
@@ -125,6 +126,8 @@ struct nlq {
   event *event;				/* Sends what is pending */
   u8 mark_seen;				/* A scan runs: written routes count as seen */
   u64 changes, coalesced, routes, messages, batches, failed, pressure;
+  btime longest;			/* Longest batch: sendmsg() and its answers */
+  uint batch;				/* Networks per batch now (nlq_adapt()) */
 };
 
 #define NLQ_KEY(e)		&(e)->net.n
@@ -322,6 +325,7 @@ nlq_start(struct krt_proto *p, int async_fd)
   init_list(&q->pending);
   HASH_INIT(q->hash, p->p.pool, 6);
   q->event = ev_new_init(p->p.pool, nlq_event, q);
+  q->batch = KRT_CF->sys.nlq.batch;
 
   if (!nlq_users++)
     init_list(&nlq_list);
@@ -474,6 +478,24 @@ nlq_get(struct nlq *q, const net_addr *n, rte *old)
 }
 
 static int nlq_send_batch(struct nlq *q);
+
+/*
+ * The kernel's time per route varies a lot (a trie being resized, RCU grace
+ * periods when it frees much memory): a batch that took longer than a slice
+ * halves the next ones, a fast full one doubles them again, up to `netlink
+ * batch`. So one sendmsg() keeps near the slice, and BIRD's loop with it.
+ */
+static void
+nlq_adapt(struct nlq *q, uint taken, btime dt)
+{
+  struct krt_proto *p = q->p;
+  btime slice = KRT_CF->sys.nlq.slice;
+
+  if ((dt > slice) && (q->batch > NLQ_BATCH_MIN))
+    q->batch = MAX(q->batch / 2, NLQ_BATCH_MIN);
+  else if ((dt < slice / 4) && (taken >= q->batch) && (q->batch < KRT_CF->sys.nlq.batch))
+    q->batch = MIN(q->batch * 2, KRT_CF->sys.nlq.batch);
+}
 
 /**
  * nlq_replace_rte - queue a kernel route change
@@ -768,7 +790,7 @@ static int
 nlq_send_batch(struct nlq *q)
 {
   struct krt_proto *p = q->p;
-  uint max = KRT_CF->sys.nlq.batch;
+  uint max = MIN(q->batch, KRT_CF->sys.nlq.batch);	/* Reconfigured lower */
   uint len = 0, cnt = 0, taken = 0, last = 0;
   u32 first = nlq_seq + 1;
 
@@ -817,6 +839,7 @@ nlq_send_batch(struct nlq *q)
     .msg_iovlen = 1,
   };
 
+  btime t0 = current_time_now();
   int rv;
   do
     rv = sendmsg(nlq_fd, &mh, 0);
@@ -863,6 +886,9 @@ nlq_send_batch(struct nlq *q)
     }
   }
 
+  btime dt = current_time_now() - t0;
+  q->longest = MAX(q->longest, dt);
+  nlq_adapt(q, taken, dt);
   q->batches++;
   q->messages += cnt;
   q->routes += taken;
@@ -1015,5 +1041,6 @@ nlq_show(struct krt_proto *p)
 
   cli_msg(-1006, "  Netlink writes:   batched, %u pending, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
 	  q->hash.count, q->changes, q->coalesced, q->routes, q->messages, q->batches);
-  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu", q->failed, q->pressure);
+  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu, longest batch %t ms, batch now %u",
+	  q->failed, q->pressure, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
 }

@@ -14,7 +14,7 @@
  */
 struct nlq_params {
   u8 async;			/* Batched writes and sliced scans; 0: stock's synchronous paths */
-  uint batch;			/* Route changes per sendmsg() */
+  uint batch;			/* Route changes per sendmsg() at most (fewer while the kernel is slow) */
   uint queue;			/* Route changes pending at most; beyond, the caller sends a batch */
   btime slice;			/* Time budget of one scan, prune, flush or write slice */
 };
@@ -22,6 +22,7 @@ struct nlq_params {
 #define NLQ_DEFAULT_BATCH	1024
 #define NLQ_DEFAULT_QUEUE	8192
 #define NLQ_DEFAULT_SLICE	(5 MS_)
+#define NLQ_BATCH_MIN		16	/* nlq_adapt() goes no lower */
 #define NLQ_BATCH_MAX		16384
 #define NLQ_QUEUE_MAX		1048576
 #define NLQ_SLICE_MIN		(100 US_)

@@ -32,7 +32,9 @@
  * while a sliced first scan runs make the scan run once more when it ends.
  *
  * A shutdown flush dumps the kernel table and deletes BIRD's routes in it in
- * slices; the protocol reports PS_DOWN when the last deletion is answered.
+ * slices, and reads the dump again until it finds nothing to delete (an IPv6
+ * dump may miss routes while others go); the protocol reports PS_DOWN when
+ * the last deletion is answered.
  */
 
 #undef LOCAL_DEBUG
@@ -55,6 +57,8 @@ enum krt_slice_state {
   KRT_SLICE_FLUSH_WRITES,		/* Shutdown: waiting for the last deletions */
 };
 
+#define KRT_FLUSH_PASSES	32	/* Dumps of one flush at most */
+
 static const char *krt_slice_state_name[] = { "idle", "reading", "pruning", "flushing", "flushing" };
 
 struct krt_slice {
@@ -64,6 +68,7 @@ struct krt_slice {
   u8 again;				/* Scan once more when this one ends */
   u8 broken;				/* A dump failed: stock's scans from now on */
   u8 ready;				/* The initial feed had ended when this scan began */
+  uint passes;				/* Flush: dumps read again */
   struct fib_iterator fit;		/* Prune position, parked between slices */
   btime started;			/* This scan */
   uint slices;
@@ -237,6 +242,18 @@ krt_slice_run(void *data)
     if (!r)
       break;
 
+    /*
+     * Stock's prune does nothing before the initial feed has ended: a scan that
+     * began before it ended (its dump ignored BIRD's routes) does not prune
+     * either, and runs again (krt_slice_scan_done()).
+     */
+    if (!s->ready)
+    {
+      s->longest = MAX(s->longest, current_time_now() - t0);
+      krt_slice_scan_done(s);
+      return;
+    }
+
     KRT_TRACE(p, D_EVENTS, "Pruning table %s", p->p.main_channel->table->name);
     s->state = KRT_SLICE_PRUNE;
     FIB_ITERATE_INIT(&s->fit, krt_slice_fib(p));
@@ -264,8 +281,16 @@ krt_slice_run(void *data)
     if (!krt_sys_writes_step(p, deadline))
       break;
 
-    KRT_TRACE(p, D_EVENTS, "Flush done in %t s, %u slices, longest %t ms",
-	      current_time_now() - s->started, s->slices, MAX(s->longest, current_time_now() - t0) * 1000);
+    /* A dump read while routes go may miss some (IPv6): read it again */
+    if (krt_sys_dump_deleted(p) && (++s->passes < KRT_FLUSH_PASSES) && krt_sys_dump_start(p, 1))
+    {
+      s->state = KRT_SLICE_FLUSH;
+      break;
+    }
+
+    KRT_TRACE(p, D_EVENTS, "Flush done in %t s, %u dumps, %u slices, longest %t ms",
+	      current_time_now() - s->started, s->passes + 1, s->slices,
+	      MAX(s->longest, current_time_now() - t0) * 1000);
     s->state = KRT_SLICE_IDLE;
     proto_notify_state(&p->p, krt_shutdown_done(p));
     return;
@@ -309,6 +334,7 @@ krt_slice_flush(struct krt_proto *p)
 
   KRT_TRACE(p, D_EVENTS, "Flushing kernel routes");
   s->state = KRT_SLICE_FLUSH;
+  s->passes = 0;
   s->started = current_time_now();
   s->slices = 0;
   s->longest = 0;

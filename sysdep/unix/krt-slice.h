@@ -46,7 +46,8 @@ void krt_scan_kick_all(void);
  * the dump deletes BIRD's routes instead of scanning them (returns 0 if it
  * cannot). krt_sys_dump_step() processes the dump until @deadline and returns
  * 1 when it is complete, 0 when there is more, -1 when it failed.
- * krt_sys_dump_stop() abandons it. krt_sys_writes_step() sends pending writes
+ * krt_sys_dump_stop() abandons it; krt_sys_dump_deleted() counts the routes a
+ * flush dump deleted. krt_sys_writes_step() sends pending writes
  * until @deadline, 1 when none are left; krt_sys_writes_drop() forgets them;
  * krt_sys_mark_seen() marks routes written while a scan runs as seen.
  * krt_sys_slice() is the time budget of one slice.
@@ -55,6 +56,7 @@ void krt_sys_slice_init(struct krt_proto *p);
 int krt_sys_sliced(struct krt_proto *p);
 int krt_sys_dump_start(struct krt_proto *p, int flush);
 int krt_sys_dump_step(struct krt_proto *p, btime deadline);
+uint krt_sys_dump_deleted(struct krt_proto *p);
 void krt_sys_dump_stop(struct krt_proto *p);
 int krt_sys_writes_step(struct krt_proto *p, btime deadline);
 void krt_sys_writes_drop(struct krt_proto *p);

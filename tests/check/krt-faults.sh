@@ -9,7 +9,8 @@
 #             stock's synchronous writes with an error in the log.
 # Each time: install, a restart of the kernel protocol (flush, install), a
 # reconfiguration that withdraws and changes routes, and `down` (flush) end
-# with the kernel table stock ends with.
+# with the kernel table stock ends with; an out-of-range option given to the
+# running daemon is rejected with file:line and the configuration kept.
 . "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-faults: needs root (network namespaces)"; exit 1; }
@@ -91,6 +92,14 @@ phase() {  # phase NAME ENV=VALUE...
   check "$name: after reconfiguration, table B as stock's" settle "$WORK/stock.B"
   check "$name: bird still answers" grep -q "Daemon is up" <<< "$(C show status)"
   C show protocols all k4 > "$WORK/$name.info"; grep -E "Sliced scans|Last scan|Netlink" "$WORK/$name.info"
+  # Out-of-range options on the running daemon: file:line, configuration kept
+  sed 's/kernel table 100;/kernel table 100; netlink queue 0;/' "$WORK/B.conf" > "$WORK/f.conf"
+  out=$(C configure 2>&1)
+  check "$name: configure with 'netlink queue 0' rejected with file:line" grep -q "f.conf:4:.*Netlink queue must be in range" <<< "$out"
+  table > "$WORK/kept"
+  check "$name: running configuration kept (table B)" cmp -s "$WORK/kept" "$WORK/stock.B"
+  check "$name: ... and the kernel protocol still up" grep -qE "^k4 +Kernel +master4 +up" <<< "$(C show protocols k4)"
+  cp "$WORK/B.conf" "$WORK/f.conf"
   C down >/dev/null
   check "$name: bird went down cleanly" gone
   check "$name: table empty after down (flushed)" [ "$(count)" = 0 ]

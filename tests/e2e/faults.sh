@@ -162,6 +162,7 @@ fault_killed() {  # fault_killed persist|nopersist
     for _ in $(seq 600); do kill -0 "$(cat "$RUN/$x/bird.pid")" 2>/dev/null || break; sleep 0.1; done
     cp "$RUN/killed.conf" "$RUN/$x/bird.conf"
   done
+  compare_kernel "down-before-$mode"   # flushed, or kept with persist, as stock
   for x in p s; do rig_bird bird "bb-dut-$x" "$(bin_of "$x")" "$RUN/$x/bird.conf" "$RUN/$x" || bad "$x bird restarts"; done
   local third=$(( $(rig_rib_count bb-feed-p ipv4) / 3 )) done_p=0 done_s=0 n
   for _ in $(seq 1200); do
