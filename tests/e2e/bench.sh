@@ -107,7 +107,8 @@ cleanup() {
   [ -n "${SAMPLER:-}" ] && kill "$SAMPLER" 2>/dev/null
   rig_teardown "$RUN"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM   # cleanup runs once, on the way out
 
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (network namespaces)" >&2; exit 1; }
 for f in "$V4" "$V6"; do [ -f "$f" ] || { echo "bench: missing $f" >&2; exit 1; }; done

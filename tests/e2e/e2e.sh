@@ -40,7 +40,8 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 metric() { printf 'METRIC %-36s %14s %14s\n' "$1" "$2" "$3"; }
 
 cleanup() { rig_teardown "$RUN"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM   # cleanup runs once, on the way out
 
 [ "$(id -u)" = 0 ] || { echo "e2e: needs root (network namespaces)" >&2; exit 1; }
 for f in "$V4" "$V6" "$TRACE"; do [ -f "$f" ] || { echo "e2e: missing $f" >&2; exit 1; }; done
