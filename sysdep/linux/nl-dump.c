@@ -399,7 +399,7 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
 	     p->p.name, h->nlmsg_type);
     }
 
-    if (!(++n % 32) && (current_time_now() >= deadline))
+    if (n++ && (current_time_now() >= deadline))	/* Every message: one may have sent a batch */
     {
       if (d->done)
 	nlq_kick(p);

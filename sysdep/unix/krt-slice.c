@@ -170,7 +170,7 @@ krt_slice_prune(struct krt_slice *s, btime deadline)
 
   FIB_ITERATE_START(fib, &s->fit, net, nn)
   {
-    if (!(++n % 32) && (current_time_now() >= deadline))
+    if (n++ && (current_time_now() >= deadline))	/* Every route: one may have sent a batch */
     {
       FIB_ITERATE_PUT(&s->fit);
       return 0;
