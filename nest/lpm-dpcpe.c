@@ -882,11 +882,24 @@ group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
   }
 }
 
-static void
-bulk_scalar(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words)
+/**
+ * dpcpe_bulk_run - batch lookups, group by group
+ * @e: engine
+ * @a: addresses, @words 32-bit words each (1: IPv4, 4: IPv6)
+ * @val: answers
+ * @n: number of addresses
+ * @words: words per address
+ * @group: the variant's filter tests and probes of one loaded group
+ *
+ * The one batch driver of all variants: each group of %DPCPE_GROUP
+ * addresses is loaded, handed to @group and finished under the reader's
+ * sequence check, and done again if a writer moved the directory meanwhile.
+ */
+void
+dpcpe_bulk_run(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words, dpcpe_group_fn *group)
 {
   const byte *base = ((const struct dpcpe *) e)->base;
-  struct dpcpe_group g;
+  struct dpcpe_group g __attribute__((aligned(64)));
 
   for (uint i = 0; i < n; i += DPCPE_GROUP)
   {
@@ -896,7 +909,7 @@ bulk_scalar(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint wor
       s = dpcpe_read_start(base);
       const struct dpcpe_dir *d = dpcpe_dir_get(base);
       dpcpe_group_load(&g, a + (size_t) i * words, m, words);
-      group_scalar(base, d, &g);
+      group(base, d, &g);
       dpcpe_group_finish(base, d, &g, val + i);
     } while (!dpcpe_read_ok(base, s));
   }
@@ -905,13 +918,13 @@ bulk_scalar(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint wor
 void
 dpcpe_bulk4_scalar(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n)
 {
-  bulk_scalar(e, (const u32 *) a, val, n, 1);
+  dpcpe_bulk_run(e, (const u32 *) a, val, n, 1, group_scalar);
 }
 
 void
 dpcpe_bulk6_scalar(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n)
 {
-  bulk_scalar(e, (const u32 *) a, val, n, 4);
+  dpcpe_bulk_run(e, (const u32 *) a, val, n, 4, group_scalar);
 }
 
 /*

@@ -451,6 +451,10 @@ dpcpe_group_load(struct dpcpe_group *g, const u32 *a, uint n, uint words)
       g->w[k][j] = 0;
 }
 
+/* A variant's work on one loaded group: filter tests and probes, window by window */
+typedef void dpcpe_group_fn(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g);
+void dpcpe_bulk_run(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words, dpcpe_group_fn *group);
+
 /*
  *	Writer side (control memory, engine state)
  */

@@ -96,6 +96,17 @@ krt_slice_init(struct krt_proto *p)
   krt_sys_slice_init(p);
 }
 
+/* A scan or flush starts: its timing restarts, its first slice is scheduled */
+static void
+krt_slice_begin(struct krt_slice *s, uint state)
+{
+  s->state = state;
+  s->started = current_time_now();
+  s->slices = 0;
+  s->longest = 0;
+  ev_schedule(s->event);
+}
+
 static inline struct fib *
 krt_slice_fib(struct krt_proto *p)
 {
@@ -138,13 +149,9 @@ krt_slice_scan(struct krt_proto *p)
   }
 
   KRT_TRACE(p, D_EVENTS, "Scanning routing table");
-  s->state = KRT_SLICE_DUMP;
   s->ready = p->ready;
   s->again = 0;
-  s->started = current_time_now();
-  s->slices = 0;
-  s->longest = 0;
-  ev_schedule(s->event);
+  krt_slice_begin(s, KRT_SLICE_DUMP);
   return 1;
 }
 
@@ -333,12 +340,8 @@ krt_slice_flush(struct krt_proto *p)
     return 0;
 
   KRT_TRACE(p, D_EVENTS, "Flushing kernel routes");
-  s->state = KRT_SLICE_FLUSH;
   s->passes = 0;
-  s->started = current_time_now();
-  s->slices = 0;
-  s->longest = 0;
-  ev_schedule(s->event);
+  krt_slice_begin(s, KRT_SLICE_FLUSH);
   return 1;
 }
 

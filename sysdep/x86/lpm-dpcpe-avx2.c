@@ -128,34 +128,14 @@ group(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
   }
 }
 
-TARGET static void
-bulk(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words)
-{
-  const byte *base = ((const struct dpcpe *) e)->base;
-  struct dpcpe_group g __attribute__((aligned(64)));
-
-  for (uint i = 0; i < n; i += DPCPE_GROUP)
-  {
-    uint m = MIN(DPCPE_GROUP, n - i);
-    u64 s;
-    do {
-      s = dpcpe_read_start(base);
-      const struct dpcpe_dir *d = dpcpe_dir_get(base);
-      dpcpe_group_load(&g, a + (size_t) i * words, m, words);
-      group(base, d, &g);
-      dpcpe_group_finish(base, d, &g, val + i);
-    } while (!dpcpe_read_ok(base, s));
-  }
-}
-
 TARGET void
 dpcpe_bulk4_avx2(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n)
 {
-  bulk(e, (const u32 *) a, val, n, 1);
+  dpcpe_bulk_run(e, (const u32 *) a, val, n, 1, group);
 }
 
 TARGET void
 dpcpe_bulk6_avx2(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n)
 {
-  bulk(e, (const u32 *) a, val, n, 4);
+  dpcpe_bulk_run(e, (const u32 *) a, val, n, 4, group);
 }
