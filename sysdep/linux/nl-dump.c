@@ -58,6 +58,7 @@ struct nl_dump {
   u8 done;
   uint idle;				/* Reads without data in a row */
   u64 routes, deleted;			/* This dump */
+  u8 waiting;				/* Stopped for a full write queue */
 };
 
 static struct tbf nl_dump_rl = TBF_DEFAULT_LOG_LIMITS;
@@ -121,6 +122,10 @@ krt_sys_dump_start(struct krt_proto *p, int flush)
   nl_dump_close(d);
   if (!nl_dump_open(p, d))
     return 0;
+
+  /* Writes held from here on (IPv6); none may be with the writer thread */
+  d->done = 0;
+  nlq_quiesce(p);
 
   struct {
     struct nlmsghdr nh;
@@ -307,6 +312,8 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
   if (!d || (d->fd < 0))
     return -1;
 
+  d->waiting = 0;
+
   for (;;)
   {
     if (!d->h || !NLMSG_OK(d->h, d->len))
@@ -323,6 +330,13 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
 
       if (current_time_now() >= deadline)
 	return 0;
+
+      /* The writer thread is behind: read on when it has taken a batch */
+      if (nlq_full(p))
+      {
+	d->waiting = 1;
+	return 0;
+      }
 
       struct iovec iov = { d->buf, NL_DUMP_RX_SIZE };
       struct sockaddr_nl sa;
@@ -447,6 +461,32 @@ int
 krt_sys_writes_step(struct krt_proto *p, btime deadline)
 {
   return nlq_send(p, deadline);
+}
+
+/**
+ * krt_sys_dump_waiting - has the dump stopped for a full write queue?
+ * @p: the kernel protocol
+ *
+ * Then krt_slice_writes_done() resumes it when the writer thread has taken
+ * a batch.
+ */
+int
+krt_sys_dump_waiting(struct krt_proto *p)
+{
+  return p->sys.dump && p->sys.dump->waiting;
+}
+
+/**
+ * krt_sys_writes_later - will krt_slice_writes_done() say when writes go on?
+ * @p: the kernel protocol
+ *
+ * True while the writer thread has a batch: its completion calls
+ * krt_slice_writes_done() for every kernel protocol.
+ */
+int
+krt_sys_writes_later(struct krt_proto *p)
+{
+  return nlq_kicks_later(p);
 }
 
 /**

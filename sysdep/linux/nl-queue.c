@@ -73,6 +73,7 @@
 #include "conf/conf.h"
 #include "sysdep/unix/krt.h"
 #include "sysdep/unix/krt-slice.h"
+#include "sysdep/linux/nl-writer.h"
 
 #include CONFIG_INCLUDE_NLSYS_H
 
@@ -91,7 +92,6 @@
 #define NLQ_ATTR_MSG		1	/* NLMSGERR_ATTR_MSG */
 
 #define NLQ_TX_SIZE		(128 * 1024)	/* Bytes per sendmsg(), under the default send buffer */
-#define NLQ_RX_SIZE		(32 * 1024)
 #define NLQ_RCVBUF		(4 * 1024 * 1024)
 #define NLQ_RESYNC_DELAY	(2 S_)
 #define NLQ_RESYNC_INTERVAL	(10 S_)
@@ -125,6 +125,7 @@ struct nlq {
   HASH(struct nlq_entry) hash;		/* The same, by network */
   event *event;				/* Sends what is pending */
   u8 mark_seen;				/* A scan runs: written routes count as seen */
+  u8 thread;				/* Writes through the writer thread (netlink thread) */
   u64 changes, coalesced, routes, messages, batches, failed, pressure;
   btime longest;			/* Longest batch: sendmsg() and its answers */
   uint batch;				/* Networks per batch now (nlq_adapt()) */
@@ -146,10 +147,20 @@ struct nlq_msg {
   int err;				/* 0, an errno, or -1: answer lost */
 };
 
+/*
+ * The batch with the writer: at most one, of one protocol's queue. Its
+ * entries are off the queue (a new change of one of its networks starts a
+ * new entry) and freed when its results are in (nlq_complete()).
+ */
+static struct nlw_batch nlq_batch;
+static struct nlq *nlq_batch_q;		/* Whose batch it is */
+static uint nlq_batch_taken;		/* Networks in it */
+static int nlq_busy;			/* It is with the writer, or being written */
+
 static int nlq_fd = -1;			/* The write socket, shared by all kernel protocols */
 static u32 nlq_portid;
 static u32 nlq_seq;
-static byte *nlq_tx, *nlq_rx;
+static byte *nlq_tx;
 static struct nlq_msg *nlq_sent;
 static int nlq_broken;			/* It failed: stock's paths from now on */
 static list nlq_list;			/* struct nlq of running kernel protocols */
@@ -163,6 +174,18 @@ static struct tbf nlq_rl_bad = TBF_DEFAULT_LOG_LIMITS;
 static void nlq_event(void *q);
 static void nlq_resync(timer *t);
 static void nlq_fail_all(void);
+static void nlq_writer_done(void);
+static void nlq_back_pressure(struct nlq *q);
+static void nlq_wait(void);
+static void nlq_next(struct nlq *after);
+static void nlq_seen_batch(struct nlq *q);
+
+/* Does a protocol's queue write through the writer thread? */
+static inline int
+nlq_threaded(struct nlq *q)
+{
+  return q->thread && nlw_threaded();
+}
 
 
 /*
@@ -180,6 +203,7 @@ nlq_init_config(struct nlq_params *c)
   c->batch = NLQ_DEFAULT_BATCH;
   c->queue = NLQ_DEFAULT_QUEUE;
   c->slice = NLQ_DEFAULT_SLICE;
+  c->thread = 1;
 }
 
 /**
@@ -189,12 +213,13 @@ nlq_init_config(struct nlq_params *c)
  * @o: old configuration
  *
  * Batch, queue and slice sizes apply from the next batch or slice on; turning
- * `netlink async` on or off needs a restart of the protocol (returns 0).
+ * `netlink async` or `netlink thread` on or off needs a restart of the
+ * protocol (returns 0).
  */
 int
 nlq_reconfigure(struct krt_proto *p UNUSED, struct krt_config *n, struct krt_config *o)
 {
-  return n->sys.nlq.async == o->sys.nlq.async;
+  return (n->sys.nlq.async == o->sys.nlq.async) && (n->sys.nlq.thread == o->sys.nlq.thread);
 }
 
 
@@ -241,8 +266,9 @@ nlq_open(void)
   if (!nlq_tx)
   {
     nlq_tx = mb_alloc(krt_pool, NLQ_TX_SIZE);
-    nlq_rx = mb_alloc(krt_pool, NLQ_RX_SIZE);
     nlq_sent = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(struct nlq_msg));
+    nlq_batch.err = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(int));
+    nlq_batch.why = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(u16));
     nlq_resync_timer = tm_new_init(krt_pool, nlq_resync, NULL, 0, 0);
   }
 
@@ -281,6 +307,9 @@ nlq_close(void)
 {
   if (nlq_fd < 0)
     return;
+
+  /* The writer may not have a batch on the socket */
+  nlq_wait();
 
   close(nlq_fd);
   nlq_fd = -1;
@@ -326,6 +355,7 @@ nlq_start(struct krt_proto *p, int async_fd)
   HASH_INIT(q->hash, p->p.pool, 6);
   q->event = ev_new_init(p->p.pool, nlq_event, q);
   q->batch = KRT_CF->sys.nlq.batch;
+  q->thread = KRT_CF->sys.nlq.thread && nlw_start(nlq_writer_done, krt_pool);
 
   if (!nlq_users++)
     init_list(&nlq_list);
@@ -415,8 +445,14 @@ nlq_active(struct krt_proto *p)
 void
 nlq_mark_seen(struct krt_proto *p, int on)
 {
-  if (p->sys.nlq)
-    p->sys.nlq->mark_seen = on;
+  struct nlq *q = p->sys.nlq;
+
+  if (!q)
+    return;
+
+  q->mark_seen = on;
+  if (on && nlq_busy && (nlq_batch_q == q))
+    nlq_seen_batch(q);
 }
 
 /**
@@ -533,10 +569,7 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
   }
 
   if (q->hash.count >= KRT_CF->sys.nlq.queue)
-  {
-    q->pressure++;
-    nlq_send_batch(q);
-  }
+    nlq_back_pressure(q);
 
   if (!EMPTY_LIST(q->pending) && !ev_active(q->event))
     ev_schedule(q->event);
@@ -612,30 +645,6 @@ nlq_allow_replace(struct krt_proto *p, struct nlq_entry *e)
   return e->replaceable;
 }
 
-static const char *
-nlq_ext_msg(struct nlmsghdr *h)
-{
-  if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
-    return NULL;
-
-  struct nlmsgerr *e = NLMSG_DATA(h);
-  uint off = NLMSG_LENGTH(sizeof(struct nlmsgerr));
-  if (!(h->nlmsg_flags & NLM_F_CAPPED))
-    off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
-
-  int len = (int) h->nlmsg_len - (int) off;
-  struct rtattr *a = (void *) h + off;
-  for (; (len > 0) && RTA_OK(a, len); a = RTA_NEXT(a, len))
-    if ((a->rta_type == NLQ_ATTR_MSG) && (RTA_PAYLOAD(a) > 1))
-    {
-      char *s = RTA_DATA(a);
-      s[RTA_PAYLOAD(a) - 1] = 0;
-      return s;
-    }
-
-  return NULL;
-}
-
 static void
 nlq_log_error(struct nlq *q, struct nlq_msg *m, int err, const char *why)
 {
@@ -645,106 +654,6 @@ nlq_log_error(struct nlq *q, struct nlq_msg *m, int err, const char *why)
   else
     log_rl(&nlq_rl_err, L_WARN "Netlink: %s (%s: %s %N%s%s)", strerror(err),
 	   q->p->p.name, nlq_op_name[m->op], &m->e->net.n, why ? ": " : "", why ?: "");
-}
-
-/* One answer: record it, log a failure now (the text lives in the buffer) */
-static void
-nlq_answer(struct nlq *q, struct nlmsghdr *h, u32 first, uint cnt, int *fence)
-{
-  if (h->nlmsg_type != NLMSG_ERROR)
-  {
-    log_rl(&nlq_rl_bad, L_WARN "KRT: Unexpected Netlink message type %u on the write socket, skipped",
-	   h->nlmsg_type);
-    return;
-  }
-
-  u32 i = h->nlmsg_seq - first;
-  if (i >= cnt)
-  {
-    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer with unexpected sequence number %u, skipped",
-	   h->nlmsg_seq);
-    return;
-  }
-
-  if (i == cnt - 1)
-    *fence = 1;
-
-  struct nlq_msg *m = &nlq_sent[i];
-  if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
-  {
-    log_rl(&nlq_rl_bad, L_WARN "Netlink: Truncated error message received");
-    m->err = -1;
-    return;
-  }
-
-  struct nlmsgerr *e = NLMSG_DATA(h);
-  int ec = netlink_error_to_os(e->error);
-  if (ec < 0)
-  {
-    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer with invalid error code %d, skipped", e->error);
-    ec = -1;
-  }
-
-  m->err = ec;
-  if ((ec > 0) && !((m->op == NLQ_DEL) && (ec == ESRCH)))
-    nlq_log_error(q, m, ec, nlq_ext_msg(h));
-}
-
-/* Read the batch's answers; returns 1 if some may have been lost */
-static int
-nlq_read_answers(struct nlq *q, u32 first, uint cnt)
-{
-  struct iovec iov = { nlq_rx, NLQ_RX_SIZE };
-  struct sockaddr_nl sa;
-  int fence = 0, lost = 0;
-
-  while (!fence)
-  {
-    struct msghdr mh = {
-      .msg_name = &sa,
-      .msg_namelen = sizeof(sa),
-      .msg_iov = &iov,
-      .msg_iovlen = 1,
-    };
-    int x = recvmsg(nlq_fd, &mh, MSG_DONTWAIT);
-
-    if (x < 0)
-    {
-      if (errno == EINTR)
-	continue;
-
-      if (errno == ENOBUFS)
-      {
-	lost = 1;
-	continue;
-      }
-
-      /* The kernel answers inside sendmsg(): no fence now means it is lost */
-      if ((errno != EAGAIN) && (errno != EWOULDBLOCK))
-	log(L_ERR "KRT: Netlink recvmsg on the write socket: %m");
-      return 1;
-    }
-
-    if (sa.nl_pid)
-      continue;
-
-    if (mh.msg_flags & MSG_TRUNC)
-    {
-      log_rl(&nlq_rl_bad, L_WARN "KRT: Truncated Netlink answer, skipped");
-      lost = 1;
-      continue;
-    }
-
-    uint len = x;
-    struct nlmsghdr *h = (void *) nlq_rx;
-    for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len))
-      nlq_answer(q, h, first, cnt, &fence);
-
-    if (len)
-      log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer remnant of size %u, skipped", len);
-  }
-
-  return lost;
 }
 
 static void
@@ -785,17 +694,121 @@ nlq_done(struct nlq *q, struct nlq_msg *m)
     bmap_set(&p->seen_map, m->e->id);
 }
 
-/* Send up to one batch; returns the number of networks taken off the queue */
-static int
-nlq_send_batch(struct nlq *q)
+/*
+ * The batch's results: anomalies and failures logged, the sync state of each
+ * route recorded, the entries freed. Runs in BIRD's loop.
+ */
+static void
+nlq_complete(void)
+{
+  struct nlw_batch *b = &nlq_batch;
+  struct nlq *q = nlq_batch_q;
+  uint cnt = b->cnt;
+
+  nlq_busy = 0;
+  nlq_batch_q = NULL;
+
+  if (b->bad_type)
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Unexpected Netlink message type %u on the write socket, skipped",
+	   b->bad_type_val);
+  if (b->bad_seq)
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer with unexpected sequence number %u, skipped",
+	   b->bad_seq_val);
+  if (b->bad_trunc)
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Truncated Netlink answer, skipped");
+  if (b->bad_code)
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer with invalid error code %d, skipped", b->bad_code_val);
+  if (b->remnant)
+    log_rl(&nlq_rl_bad, L_WARN "KRT: Netlink answer remnant of size %u, skipped", b->remnant_val);
+  if (b->recv_err)
+    log(L_ERR "KRT: Netlink recvmsg on the write socket: %s", strerror(b->recv_err));
+
+  for (uint i = 0; i < cnt; i++)
+    nlq_sent[i].err = b->err[i];
+
+  if (b->send_err)
+  {
+    int e = b->send_err;
+    if ((e == EAGAIN) || (e == EWOULDBLOCK) || (e == ENOBUFS) || (e == ENOMEM))
+    {
+      /* Nothing of it reached the kernel: failed, retried by the resync */
+      log_rl(&nlq_rl_err, L_WARN "Netlink: Sending %u messages failed: %s", cnt, strerror(e));
+      nlq_async_overflow();
+    }
+    else
+    {
+      log(L_ERR "KRT: Netlink write socket failed: %s; falling back to synchronous writes", strerror(e));
+      nlq_broken = 1;
+    }
+
+    for (uint i = 0; i < cnt; i++)
+      nlq_sent[i].err = e;
+  }
+  else
+  {
+    for (uint i = 0; i < cnt; i++)
+    {
+      struct nlq_msg *m = &nlq_sent[i];
+      if ((m->err > 0) && !((m->op == NLQ_DEL) && (m->err == ESRCH)))
+	nlq_log_error(q, m, m->err, b->why[i] ? b->text + b->why[i] - 1 : NULL);
+    }
+
+    if (b->lost)
+    {
+      /* Without its answer, a message may have failed: treat as failed */
+      uint n = 0;
+      for (uint i = 0; i < cnt; i++)
+	if (!nlq_sent[i].err && (i < cnt - 1))
+	{
+	  nlq_sent[i].err = -1;
+	  n++;
+	}
+      log(L_WARN "KRT: Lost Netlink answers to up to %u route changes, resync scheduled", n);
+      nlq_async_overflow();
+    }
+  }
+
+  btime dt = (btime) (b->ns / 1000);
+  q->longest = MAX(q->longest, dt);
+  nlq_adapt(q, nlq_batch_taken, dt);
+  q->batches++;
+  q->messages += cnt;
+  q->routes += nlq_batch_taken;
+
+  for (uint i = 0; i < cnt; i++)
+  {
+    nlq_done(q, &nlq_sent[i]);
+    if ((i == cnt - 1) || (nlq_sent[i + 1].e != nlq_sent[i].e))
+      nlq_free(q, nlq_sent[i].e);
+  }
+
+  if (nlq_broken)
+    nlq_fail_all();
+}
+
+/*
+ * A running scan counts the routes of a batch as seen from the moment the
+ * batch leaves the queue: the prune may pass them while the writer thread
+ * has them, and must not add them once more (the kernel would refuse the
+ * second add, EEXIST). A write that fails clears its route's bit in sync_map
+ * (nlq_done()), so the next scan retries it, as stock's does.
+ */
+static void
+nlq_seen_batch(struct nlq *q)
+{
+  for (uint i = 0; i < nlq_batch.cnt; i++)
+    if (nlq_sent[i].op != NLQ_DEL)
+      bmap_set(&q->p->seen_map, nlq_sent[i].e->id);
+}
+
+/* Fill the batch with up to one batch of the queue; returns the number of networks taken */
+static uint
+nlq_fill(struct nlq *q)
 {
   struct krt_proto *p = q->p;
   uint max = MIN(q->batch, KRT_CF->sys.nlq.batch);	/* Reconfigured lower */
   uint len = 0, cnt = 0, taken = 0, last = 0;
   u32 first = nlq_seq + 1;
-
-  if (nlq_broken)
-    return 0;
 
   while (!EMPTY_LIST(q->pending) && (taken < max))
   {
@@ -824,94 +837,178 @@ nlq_send_batch(struct nlq *q)
       nlq_free(q, e);
   }
 
-  if (!cnt)
+  if (cnt)
+    /* The last message asks for an acknowledgement: when it is there, all are */
+    ((struct nlmsghdr *) (nlq_tx + last))->nlmsg_flags |= NLM_F_ACK;
+
+  nlq_batch.tx = nlq_tx;
+  nlq_batch.len = len;
+  nlq_batch.first = first;
+  nlq_batch.cnt = cnt;
+  nlq_batch_taken = taken;
+  return taken;
+}
+
+/*
+ * Send up to one batch of @q: to the writer thread if it runs and the
+ * protocol uses it (then the results come later, nlq_writer_done()), else in
+ * BIRD's loop. Returns the number of networks taken off the queue; 0 while
+ * the writer is busy.
+ */
+static int
+nlq_send_batch(struct nlq *q)
+{
+  /* A protocol writing in BIRD's loop waits for another's batch with the thread */
+  while (nlq_busy && !nlq_threaded(q) && !nlq_broken)
+  {
+    nlw_wait();
+    nlq_complete();
+  }
+
+  if (nlq_broken || nlq_busy)
+    return 0;
+
+  uint taken = nlq_fill(q);
+  if (!nlq_batch.cnt)
     return taken;
 
-  /* The last message asks for an acknowledgement: when it is there, all are */
-  ((struct nlmsghdr *) (nlq_tx + last))->nlmsg_flags |= NLM_F_ACK;
+  nlq_busy = 1;
+  nlq_batch_q = q;
 
-  struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-  struct iovec iov = { nlq_tx, len };
-  struct msghdr mh = {
-    .msg_name = &sa,
-    .msg_namelen = sizeof(sa),
-    .msg_iov = &iov,
-    .msg_iovlen = 1,
-  };
+  if (q->mark_seen)
+    nlq_seen_batch(q);
 
-  btime t0 = current_time_now();
-  int rv;
-  do
-    rv = sendmsg(nlq_fd, &mh, 0);
-  while ((rv < 0) && (errno == EINTR));
-
-  int lost = 0;
-  if (rv < 0)
-  {
-    int e = errno;
-    if ((e == EAGAIN) || (e == EWOULDBLOCK) || (e == ENOBUFS) || (e == ENOMEM))
-    {
-      /* Nothing of it reached the kernel: failed, retried by the resync */
-      log_rl(&nlq_rl_err, L_WARN "Netlink: Sending %u messages failed: %s", cnt, strerror(e));
-      for (uint i = 0; i < cnt; i++)
-	nlq_sent[i].err = e;
-      nlq_async_overflow();
-    }
-    else
-    {
-      log(L_ERR "KRT: Netlink write socket failed: %s; falling back to synchronous writes", strerror(e));
-      nlq_broken = 1;
-      for (uint i = 0; i < cnt; i++)
-	nlq_sent[i].err = e;
-    }
-  }
+  if (nlq_threaded(q))
+    nlw_submit(nlq_fd, &nlq_batch);
   else
   {
-    for (uint i = 0; i < cnt; i++)
-      nlq_sent[i].err = 0;
-
-    lost = nlq_read_answers(q, first, cnt);
-    if (lost)
-    {
-      /* Without its answer, a message may have failed: treat as failed */
-      uint n = 0;
-      for (uint i = 0; i < cnt; i++)
-	if (!nlq_sent[i].err && (i < cnt - 1))
-	{
-	  nlq_sent[i].err = -1;
-	  n++;
-	}
-      log(L_WARN "KRT: Lost Netlink answers to up to %u route changes, resync scheduled", n);
-      nlq_async_overflow();
-    }
+    nlw_write(nlq_fd, &nlq_batch);
+    nlq_complete();
+    if (nlw_threaded())
+      nlq_next(q);
   }
-
-  btime dt = current_time_now() - t0;
-  q->longest = MAX(q->longest, dt);
-  nlq_adapt(q, taken, dt);
-  q->batches++;
-  q->messages += cnt;
-  q->routes += taken;
-
-  for (uint i = 0; i < cnt; i++)
-  {
-    nlq_done(q, &nlq_sent[i]);
-    if ((i == cnt - 1) || (nlq_sent[i + 1].e != nlq_sent[i].e))
-      nlq_free(q, nlq_sent[i].e);
-  }
-
-  if (nlq_broken)
-    nlq_fail_all();
 
   return taken;
+}
+
+/* The writer is idle: give it the next queue that has work, round robin */
+static void
+nlq_next(struct nlq *after)
+{
+  struct nlq *q;
+
+  if (nlq_busy || nlq_broken || !nlq_users)
+    return;
+
+  /* From the queue after @after to the end, then from the start */
+  node *start = after ? after->n.next : HEAD(nlq_list);
+  for (int pass = 0; pass < 2; pass++)
+  {
+    for (node *n = (pass ? HEAD(nlq_list) : start); NODE_VALID(n); n = n->next)
+    {
+      q = SKIP_BACK(struct nlq, n, n);
+      /* A queue held back by an IPv6 dump goes when full, as back-pressure would send it */
+      if (!EMPTY_LIST(q->pending) && nlq_threaded(q) &&
+	  (!nl_dump_holds_writes(q->p) || (q->hash.count >= ((struct krt_config *) q->p->p.cf)->sys.nlq.queue)))
+      {
+	nlq_send_batch(q);
+	return;
+      }
+    }
+  }
+}
+
+/* A batch the writer thread had is done (BIRD's loop, from its eventfd) */
+static void
+nlq_writer_done(void)
+{
+  struct nlq *q = nlq_batch_q;
+
+  if (!nlq_busy)
+    return;
+
+  nlq_complete();
+  nlq_next(q);
+
+  /* Flushes waiting for their last deletions go on */
+  WALK_LIST(q, nlq_list)
+    krt_slice_writes_done(q->p);
+}
+
+/* Wait for the batch with the writer thread; the caller gives it the next one */
+static void
+nlq_wait_only(void)
+{
+  struct nlq *q;
+
+  if (!nlq_busy || !nlw_threaded())
+    return;
+
+  nlw_wait();
+  nlq_complete();
+
+  WALK_LIST(q, nlq_list)
+    krt_slice_writes_done(q->p);
+}
+
+/* Wait for the batch with the writer thread, then go on with the next */
+static void
+nlq_wait(void)
+{
+  struct nlq *q = nlq_batch_q;
+
+  if (!nlq_busy || !nlw_threaded())
+    return;
+
+  nlq_wait_only();
+  nlq_next(q);
+}
+
+/**
+ * nlq_quiesce - wait until no batch of a kernel protocol is with the writer
+ * @p: the protocol
+ *
+ * Before an IPv6 dump (nl_dump_holds_writes()): the walk must not see the
+ * table change.
+ */
+void
+nlq_quiesce(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  while (q && nlq_busy && (nlq_batch_q == q))
+    nlq_wait();
+}
+
+/*
+ * A full queue: the producer waits for the writer's batch (of any queue),
+ * then gives it one of this queue (even while an IPv6 dump holds it back);
+ * the completion of that one goes on round robin (nlq_next()).
+ */
+static void
+nlq_back_pressure(struct nlq *q)
+{
+  struct krt_proto *p = q->p;
+
+  q->pressure++;
+
+  while ((q->hash.count >= KRT_CF->sys.nlq.queue) && !nlq_broken)
+  {
+    nlq_wait_only();
+    if (!nlq_send_batch(q))
+      break;
+  }
 }
 
 /**
  * nlq_send - send what is pending for a kernel protocol
  * @p: the protocol
- * @deadline: stop sending batches after this time (0: send everything)
+ * @deadline: stop sending batches after this time (0: send everything and
+ * wait for the answers)
  *
- * Returns 1 when nothing is pending any more.
+ * With the writer thread, this gives it one batch if it is idle and returns
+ * (0: the writer's completions go on with the rest). Returns 1 when nothing
+ * of the protocol is pending or with the writer any more.
  */
 int
 nlq_send(struct krt_proto *p, btime deadline)
@@ -921,14 +1018,55 @@ nlq_send(struct krt_proto *p, btime deadline)
   if (!q)
     return 1;
 
-  while (!EMPTY_LIST(q->pending) && !nlq_broken)
+  if (!deadline)
   {
-    nlq_send_batch(q);
-    if (deadline && (current_time_now() >= deadline))
-      break;
+    while ((!EMPTY_LIST(q->pending) || (nlq_busy && (nlq_batch_q == q))) && !nlq_broken)
+      if (nlq_busy)
+	nlq_wait();
+      else
+	nlq_send_batch(q);
   }
+  else if (nlq_threaded(q))
+  {
+    if (!EMPTY_LIST(q->pending))
+      nlq_send_batch(q);
+  }
+  else
+    while (!EMPTY_LIST(q->pending) && !nlq_broken)
+    {
+      nlq_send_batch(q);
+      if (current_time_now() >= deadline)
+	break;
+    }
 
-  return EMPTY_LIST(q->pending);
+  return EMPTY_LIST(q->pending) && !(nlq_busy && (nlq_batch_q == q));
+}
+
+/**
+ * nlq_full - is a kernel protocol's queue full?
+ * @p: the protocol
+ *
+ * A dump that queues writes (flush, scan) stops reading while it is, instead
+ * of making BIRD's loop wait (back-pressure); krt_slice_writes_done() resumes it.
+ */
+int
+nlq_full(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  return q && nlq_threaded(q) && nlq_busy && (q->hash.count >= KRT_CF->sys.nlq.queue);
+}
+
+/**
+ * nlq_kicks_later - will a completion of the writer thread go on with a protocol's writes?
+ * @p: the protocol
+ *
+ * Then a slice waiting for them need not schedule itself again.
+ */
+int
+nlq_kicks_later(struct krt_proto *p)
+{
+  return p->sys.nlq && nlq_threaded(p->sys.nlq) && nlq_busy;
 }
 
 static void
@@ -940,6 +1078,13 @@ nlq_event(void *data)
   /* nlq_kick() sends them when the dump is read */
   if (nl_dump_holds_writes(p))
     return;
+
+  /* The writer thread's completions go on with the rest (nlq_next()) */
+  if (nlq_threaded(q))
+  {
+    nlq_send_batch(q);
+    return;
+  }
 
   if (!nlq_send(p, current_time_now() + KRT_CF->sys.nlq.slice))
     ev_schedule(q->event);

@@ -17,6 +17,7 @@ struct nlq_params {
   uint batch;			/* Route changes per sendmsg() at most (fewer while the kernel is slow) */
   uint queue;			/* Route changes pending at most; beyond, the caller sends a batch */
   btime slice;			/* Time budget of one scan, prune, flush or write slice */
+  u8 thread;			/* Writes in the writer thread (nl-writer.c); 0: in BIRD's loop */
 };
 
 #define NLQ_DEFAULT_BATCH	1024
@@ -63,6 +64,9 @@ void nlq_drop(struct krt_proto *p);
 void nlq_delete_net(struct krt_proto *p, const net_addr *n);
 int nlq_idle(struct krt_proto *p);
 int nlq_send(struct krt_proto *p, btime deadline);
+int nlq_kicks_later(struct krt_proto *p);
+int nlq_full(struct krt_proto *p);
+void nlq_quiesce(struct krt_proto *p);
 struct network *nlq_route_net(struct krt_proto *p, const net_addr *n, int src, struct linpool *lp);
 void nlq_async_overflow(void);
 void nlq_kick(struct krt_proto *p);

@@ -286,7 +286,15 @@ krt_slice_run(void *data)
 
   case KRT_SLICE_FLUSH_WRITES:
     if (!krt_sys_writes_step(p, deadline))
+    {
+      /* The writer thread has them: krt_slice_writes_done() goes on */
+      if (krt_sys_writes_later(p))
+      {
+	s->longest = MAX(s->longest, current_time_now() - t0);
+	return;
+      }
       break;
+    }
 
     /* A dump read while routes go may miss some (IPv6): read it again */
     if (krt_sys_dump_deleted(p) && (++s->passes < KRT_FLUSH_PASSES) && krt_sys_dump_start(p, 1))
@@ -307,6 +315,11 @@ krt_slice_run(void *data)
   }
 
   s->longest = MAX(s->longest, current_time_now() - t0);
+
+  /* A dump stopped for a full write queue: krt_slice_writes_done() goes on */
+  if (((s->state == KRT_SLICE_DUMP) || (s->state == KRT_SLICE_FLUSH)) && krt_sys_dump_waiting(p))
+    return;
+
   ev_schedule(s->event);
 }
 
@@ -367,6 +380,23 @@ krt_slice_stop(struct krt_proto *p)
   ev_postpone(s->event);
   s->state = KRT_SLICE_IDLE;
   s->again = 0;
+}
+
+/**
+ * krt_slice_writes_done - the writer thread has finished a batch
+ * @p: the kernel protocol
+ *
+ * A flush waiting for its deletions, or a dump stopped for a full write
+ * queue, goes on.
+ */
+void
+krt_slice_writes_done(struct krt_proto *p)
+{
+  struct krt_slice *s = p->slice;
+
+  if (s && ((s->state == KRT_SLICE_FLUSH_WRITES) ||
+	    (((s->state == KRT_SLICE_DUMP) || (s->state == KRT_SLICE_FLUSH)) && krt_sys_dump_waiting(p))))
+    ev_schedule(s->event);
 }
 
 /**

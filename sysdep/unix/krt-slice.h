@@ -22,7 +22,9 @@ struct proto;
  * instead of krt_flush_routes(): returns 1 when the flush runs in slices and
  * the protocol goes down by itself later, 0 when stock's flush has to run.
  * krt_slice_stop() at shutdown, aborts a running scan. krt_slice_show_info()
- * is the protocol's show_proto_info hook.
+ * is the protocol's show_proto_info hook. krt_slice_writes_done() (from the
+ * system side) when the writer thread has finished a batch: a flush waiting
+ * for its deletions goes on.
  */
 void krt_slice_init(struct krt_proto *p);
 int krt_slice_scan(struct krt_proto *p);
@@ -30,6 +32,7 @@ void krt_slice_missed(struct krt_proto *p);
 int krt_slice_flush(struct krt_proto *p);
 void krt_slice_stop(struct krt_proto *p);
 void krt_slice_show_info(struct proto *P);
+void krt_slice_writes_done(struct krt_proto *p);
 
 /* krt.c, split out of krt_prune() and krt_shutdown(), and a scan request for all */
 void krt_prune_net(struct krt_proto *p, net *n);
@@ -48,7 +51,10 @@ void krt_scan_kick_all(void);
  * 1 when it is complete, 0 when there is more, -1 when it failed.
  * krt_sys_dump_stop() abandons it; krt_sys_dump_deleted() counts the routes a
  * flush dump deleted. krt_sys_writes_step() sends pending writes
- * until @deadline, 1 when none are left; krt_sys_writes_drop() forgets them;
+ * until @deadline, 1 when none are left (none pending or with the writer
+ * thread); krt_sys_writes_later() says whether krt_slice_writes_done() will
+ * be called when they go on; krt_sys_dump_waiting() whether the dump has
+ * stopped until then (a full queue); krt_sys_writes_drop() forgets pending ones;
  * krt_sys_mark_seen() marks routes written while a scan runs as seen.
  * krt_sys_slice() is the time budget of one slice.
  */
@@ -59,6 +65,8 @@ int krt_sys_dump_step(struct krt_proto *p, btime deadline);
 uint krt_sys_dump_deleted(struct krt_proto *p);
 void krt_sys_dump_stop(struct krt_proto *p);
 int krt_sys_writes_step(struct krt_proto *p, btime deadline);
+int krt_sys_writes_later(struct krt_proto *p);
+int krt_sys_dump_waiting(struct krt_proto *p);
 void krt_sys_writes_drop(struct krt_proto *p);
 void krt_sys_mark_seen(struct krt_proto *p, int on);
 btime krt_sys_slice(struct krt_proto *p);

@@ -2,7 +2,8 @@
 # Benchmark mode of the rig: the patched (p) and the stock (s) bird take the
 # full tier-1 tables (IPv4 902k + IPv6 160k) from GoBGP and export them to
 # kernel table 100, in alternated runs (p s p s ...), one bird at a time,
-# pinned to one CPU (GoBGP and the CLI sampler on the other). Each run:
+# its main thread pinned to one CPU (GoBGP and the CLI sampler on the other;
+# bloombird's Netlink writer thread may run on both). Each run:
 #
 #   install   start bird; Established -> full table in bird -> complete
 #             kernel table; bird CPU and RSS then
@@ -12,6 +13,10 @@
 #             End-of-RIB ends the recovery, the kernel is scanned against it
 #   down      birdc down (kernel tables flushed)
 #
+# and, once per invocation, the feed's floor: stock bird with kernel export
+# off takes the same tables (Established -> full table), which bounds the
+# install time of any kernel sync in this rig.
+#
 # and the longest CLI stall of each phase: "show status" on bird's control
 # socket every 10 ms (tests/e2e/clistall.py), the longest answer whose
 # command was sent during the phase. Prints medians (and every run) and
@@ -19,8 +24,10 @@
 #
 #   bench.sh [RUNS]      (default BENCH_RUNS or 3 runs of each build)
 #   BENCH_REPORT_ONLY=1 bench.sh   the report of the last run's files again
-# Env: BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_SCAN_WINDOW (45 s),
-#      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s").
+# Env: BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_WRITER_CPUS (both:
+#      bird's threads other than the main one), BENCH_SCAN_WINDOW (45 s),
+#      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s"), BENCH_KRT_OPTS
+#      (options added to bloombird's kernel protocols, e.g. "netlink thread off;").
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
 
@@ -35,6 +42,7 @@ V6=${BENCH_V6:-$RIG_DATA/ipv6/tier1-2023.v6.txt.xz}
 CPU_BIRD=${BENCH_BIRD_CPU:-1}
 CPU_OTHER=${BENCH_OTHER_CPU:-0}
 SCAN_WINDOW=${BENCH_SCAN_WINDOW:-45}
+CPU_WRITER=${BENCH_WRITER_CPUS:-$CPU_OTHER,$CPU_BIRD}
 FEED=bb-feed
 DUT=bb-dut
 
@@ -62,7 +70,10 @@ names = [
     ("stall_gr_ms", "longest CLI stall, graceful restart and its end (ms)", 1),
     ("down_s", "birdc down incl. kernel flush (s)", 0.001),
     ("dropped_warnings", "'Kernel dropped some netlink messages' warnings per run", 1),
+    ("write_failures", "kernel refusals logged per run (File exists, No such process; rate-limited)", 1),
 ]
+fl = val.get("floor_full_s", {}).get("f", [])
+fc = val.get("floor_cpu_s", {}).get("f", [])
 def fmt(v):
     return "%.1f" % v if abs(v) < 100 else "%.0f" % v
 lines = ["| metric | bloombird | stock | stock / bloombird | bloombird runs | stock runs |",
@@ -90,6 +101,10 @@ for ph, label in (("install", "initial install"), ("restart", "restart of kernel
 head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
         "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
         "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
+if fl:
+    head += ("Feed floor (stock bird, kernel export none, %d runs): Established to full table %s s, bird CPU %s s; "
+             "no kernel sync can complete sooner in this rig.\n\n" % (len(fl), " ".join("%.1f" % (v / 1000) for v in fl),
+             " ".join("%.1f" % v for v in fc)))
 open(out, "w").write(head + "\n".join(lines) + "\n")
 print(head + "\n".join(lines))
 EOF
@@ -120,6 +135,7 @@ rig_build_feeder || exit 1
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 bin_of() { [ "$1" = p ] && echo "$BIN" || echo "$SBIN"; }
 cli() { "$(bin_of "$X")/birdc" -s "$RUN/bird.ctl" "$@" 2>/dev/null; }
+conf_of() { echo "$RUN/$1.conf"; }
 routes() { rig_routes "$(bin_of "$X")" "$RUN/bird.ctl" "$@"; }
 
 
@@ -138,25 +154,40 @@ echo "$RUNS $WANT4 $WANT6" > "$RUN/want"
 rig_log "GoBGP holds $WANT4 IPv4 and $WANT6 IPv6 prefixes"
 BASE6=$(rig_kernel6 "$DUT")
 
-cat > "$RUN/bird.conf" <<EOF
+cat > "$RUN/conf.in" <<EOF
 log stderr all;
 $([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events };")
 router id 10.255.0.2;
 graceful restart wait 120;
 protocol device { scan time 10; }
 protocol direct { ipv4; ipv6; interface "bb-*"; }
-protocol kernel kernel4 { kernel table 100; learn off; scan time 20; graceful restart on; ipv4 { export all; }; }
-protocol kernel kernel6 { kernel table 100; learn off; scan time 20; graceful restart on; ipv6 { export all; }; }
+protocol kernel kernel4 { kernel table 100; learn off; scan time 20; graceful restart on; @KRT_OPTS@ ipv4 { export all; }; }
+protocol kernel kernel6 { kernel table 100; learn off; scan time 20; graceful restart on; @KRT_OPTS@ ipv6 { export all; }; }
 template bgp feeder { local as 65002; hold time 240; connect retry time 1; graceful restart on; }
 protocol bgp feeder4 from feeder { neighbor 10.255.0.1 as 65001; ipv4 { import all; export none; }; }
 protocol bgp feeder6 from feeder { neighbor fdbb::1 as 65001; ipv6 { import all; export none; }; }
 EOF
 
+# bloombird's (BENCH_KRT_OPTS added), stock's, and the feed's floor: stock without kernel export
+sed -e "s/@KRT_OPTS@/${BENCH_KRT_OPTS:-}/" "$RUN/conf.in" > "$RUN/p.conf"
+sed -e "s/@KRT_OPTS@//" "$RUN/conf.in" > "$RUN/s.conf"
+sed -e '/^protocol kernel/s/export all/export none/' "$RUN/s.conf" > "$RUN/f.conf"
+
+# bird's main thread stays on CPU_BIRD; other threads (bloombird's Netlink
+# writer; stock has none) may use both CPUs
+pin_threads() {
+  local t
+  for t in /proc/"$BIRD"/task/*; do
+    t=${t##*/}
+    [ "$t" = "$BIRD" ] || taskset -pc "$CPU_WRITER" "$t" > /dev/null
+  done
+}
+
 start_bird() {  # start_bird [-R] -- pinned, in the DUT namespace
-  ip netns exec "$DUT" taskset -c "$CPU_BIRD" "$(bin_of "$X")/bird" -f "$@" -c "$RUN/bird.conf" \
+  ip netns exec "$DUT" taskset -c "$CPU_BIRD" "$(bin_of "$X")/bird" -f "$@" -c "$(conf_of "$X")" \
     -s "$RUN/bird.ctl" >> "$RUN/bird.log" 2>&1 &
   BIRD=$!
-  for _ in $(seq 100); do cli show status >/dev/null && return 0; sleep 0.1; done
+  for _ in $(seq 100); do cli show status >/dev/null && { pin_threads; return 0; }; sleep 0.1; done
   echo "bench: bird did not come up:" >&2; tail "$RUN/bird.log" >&2; return 1
 }
 
@@ -257,10 +288,31 @@ bench_run() {
   bird_gone || { rig_log "bird did not stop"; kill -9 "$BIRD"; }
   put down_s "$(( $(now_ms) - td ))"
   kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; SAMPLER=
-  wait_for 60 0.1 kernel_empty || rig_log "kernel table not empty after down"
+  wait_for 60 0.1 kernel_empty ||
+    rig_log "kernel table not empty after down: $(rig_kernel4 "$DUT" 100) IPv4 routes in table 100, $(( $(rig_kernel6 "$DUT") - BASE6 )) IPv6 routes more than before"
   put dropped_warnings "$(grep -c "Kernel dropped some netlink messages" "$RUN/bird.log")"
+  put write_failures "$(grep -c "Netlink: File exists\|Netlink: No such process" "$RUN/bird.log")"
   cp "$RUN/bird.log" "$d/bird.log"
 }
+
+# floor_run I -- stock bird, no kernel export: Established -> full table
+floor_run() {
+  X=f I=$1
+  local t_est
+  : > "$RUN/bird.log"
+  rig_idle "$GOBGPD" || rig_log "GoBGP still busy"
+  rig_log "feed floor $I: stock bird, kernel export none"
+  start_bird || return 1
+  wait_for 120 0.05 established || { rig_log "no session"; return 1; }
+  t_est=$(now_ms)
+  wait_for 900 0.2 bgp_full || rig_log "bird did not get the full table"
+  put floor_full_s "$(( $(now_ms) - t_est ))"
+  put floor_cpu_s "$(rig_cpu "$BIRD")"
+  cli down > /dev/null
+  bird_gone || kill -9 "$BIRD"
+}
+
+[ "${BENCH_FLOOR:-1}" = 1 ] && for i in 1 2; do floor_run "$i" || kill -9 "${BIRD:-}" 2>/dev/null; done
 
 for i in $(seq "$RUNS"); do
   for x in $BUILDS; do
