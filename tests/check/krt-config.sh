@@ -1,5 +1,5 @@
 # Kernel protocol options of bloombird's kernel sync (netlink async, netlink
-# batch, netlink queue, scan slice): accepted in range, rejected with file and
+# thread, netlink batch, netlink queue, scan slice): accepted in range, rejected with file and
 # line outside it; stock's kernel options still parse beside them.
 . "$(dirname "$0")/../lib.sh"
 
@@ -8,7 +8,7 @@ conf() {  # conf OPTIONS -- the options on line 5
 }
 parse() { "$BIN/bird" -p -c "$WORK/k.conf" 2>&1; }
 
-for opt in "netlink async on;" "netlink async off;" "netlink async;" "netlink batch 1;" "netlink batch 16384;" \
+for opt in "netlink async on;" "netlink async off;" "netlink async;" "netlink thread on;" "netlink thread off;" "netlink batch 1;" "netlink batch 16384;" \
            "netlink queue 1;" "netlink queue 1048576;" "scan slice 100 us;" "scan slice 5 ms;" "scan slice 1 s;" \
            "kernel table 100; metric 0; netlink rx buffer 65536; persist; scan time 10; netlink batch 256; netlink queue 4096; scan slice 2 ms;"; do
   conf "$opt"
@@ -31,6 +31,7 @@ scan slice 99 us;|Scan slice must be in range 100 us - 1 s
 scan slice 2 s;|Scan slice must be in range 100 us - 1 s
 scan slice 0;|syntax error
 netlink async maybe;|syntax error
+netlink thread 2 cpus;|syntax error
 netlink batch;|syntax error
 EOF
 
