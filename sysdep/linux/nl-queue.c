@@ -83,13 +83,6 @@
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK		11
 #endif
-#ifndef NLM_F_CAPPED
-#define NLM_F_CAPPED		0x100
-#endif
-#ifndef NLM_F_ACK_TLVS
-#define NLM_F_ACK_TLVS		0x200
-#endif
-#define NLQ_ATTR_MSG		1	/* NLMSGERR_ATTR_MSG */
 
 #define NLQ_TX_SIZE		(128 * 1024)	/* Bytes per sendmsg(), under the default send buffer */
 #define NLQ_RCVBUF		(4 * 1024 * 1024)
