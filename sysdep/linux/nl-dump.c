@@ -59,6 +59,7 @@ struct nl_dump {
   uint idle;				/* Reads without data in a row */
   u64 routes, deleted;			/* This dump */
   u8 waiting;				/* Stopped for a full write queue */
+  u8 draining;				/* IPv6: stopped until the held writes are all done */
 };
 
 static struct tbf nl_dump_rl = TBF_DEFAULT_LOG_LIMITS;
@@ -125,7 +126,9 @@ krt_sys_dump_start(struct krt_proto *p, int flush)
 
   /* Writes held from here on (IPv6); none may be with the writer thread */
   d->done = 0;
-  nlq_quiesce(p);
+  d->draining = 0;
+  if (p->af == AF_INET6)
+    nlq_quiesce(p);
 
   struct {
     struct nlmsghdr nh;
@@ -186,16 +189,49 @@ krt_sys_dump_stop(struct krt_proto *p)
  * the walk again and skips as many routes as it has sent: a route deleted
  * meanwhile before the walk's position hides another one from the dump, which
  * the prune would then add again (and the kernel refuse, EEXIST). So writes
- * of an IPv6 protocol wait while its table is read, unless the queue is full
- * (back-pressure); a flush repeats its dump until it finds nothing to
- * delete. IPv4 dumps resume at the last key sent and need no wait.
+ * of an IPv6 protocol wait while its table is read; a flush repeats its dump
+ * until it finds nothing to delete. IPv4 dumps resume at the last key sent
+ * and need no wait.
+ *
+ * The walk started again costs the kernel as many steps as routes sent so
+ * far, so the tree must change between reads as rarely as possible: when the
+ * held queue is full the dump stops reading until the writer thread has done
+ * all of it (d->draining), then reads on; a scan that rewrites a whole table
+ * (the end of a graceful restart) makes the walk start again once per full
+ * queue, not once per batch.
  */
 int
 nl_dump_holds_writes(struct krt_proto *p)
 {
   struct nl_dump *d = p->sys.dump;
 
-  return d && (d->fd >= 0) && !d->done && (p->af == AF_INET6);
+  return d && (d->fd >= 0) && !d->done && !d->draining && (p->af == AF_INET6);
+}
+
+/*
+ * Should the dump stop reading for now? A full queue with the writer busy
+ * (IPv4: it goes on after a batch) or an IPv6 dump's full held queue, which
+ * must be done completely before the walk goes on.
+ */
+static int
+nl_dump_stop(struct krt_proto *p, struct nl_dump *d)
+{
+  if (d->draining)
+  {
+    if (!nlq_drained(p))
+      return 1;
+
+    d->draining = 0;
+  }
+
+  if ((p->af == AF_INET6) && nlq_held_full(p))
+  {
+    d->draining = 1;
+    nlq_kick(p);
+    return 1;
+  }
+
+  return nlq_full(p);
 }
 
 /**
@@ -332,7 +368,7 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
 	return 0;
 
       /* The writer thread is behind: read on when it has taken a batch */
-      if (nlq_full(p))
+      if (nl_dump_stop(p, d))
       {
 	d->waiting = 1;
 	return 0;
@@ -419,6 +455,13 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
 	nlq_kick(p);
       return d->done;
     }
+
+    /* Every message may queue a write: stop before back-pressure would wait */
+    if (!d->done && nl_dump_stop(p, d))
+    {
+      d->waiting = 1;
+      return 0;
+    }
   }
 }
 
@@ -474,6 +517,19 @@ int
 krt_sys_dump_waiting(struct krt_proto *p)
 {
   return p->sys.dump && p->sys.dump->waiting;
+}
+
+/**
+ * krt_sys_writes_full - should a writer of more routes stop for now?
+ * @p: the kernel protocol
+ *
+ * True while the protocol's queue is full and the writer thread has a batch:
+ * the prune then stops until krt_slice_writes_done() instead of waiting.
+ */
+int
+krt_sys_writes_full(struct krt_proto *p)
+{
+  return nlq_full(p);
 }
 
 /**

@@ -88,6 +88,8 @@
 #define NLQ_RCVBUF		(4 * 1024 * 1024)
 #define NLQ_RESYNC_DELAY	(2 S_)
 #define NLQ_RESYNC_INTERVAL	(10 S_)
+#define NLQ_PRESSURE_WAIT	(10 MS_)	/* Back-pressure waits this long for a batch ... */
+#define NLQ_PRESSURE_HARD	8		/* ... and this many times `netlink queue` for ever */
 
 /* Stock's operations (netlink.c) */
 #define NL_OP_DELETE		0
@@ -119,8 +121,10 @@ struct nlq {
   event *event;				/* Sends what is pending */
   u8 mark_seen;				/* A scan runs: written routes count as seen */
   u8 thread;				/* Writes through the writer thread (netlink thread) */
-  u64 changes, coalesced, routes, messages, batches, failed, pressure;
+  u64 changes, coalesced, routes, messages, batches, failed, pressure, late;
+  uint credit;				/* Routes the writer has done since back-pressure waited */
   btime longest;			/* Longest batch: sendmsg() and its answers */
+  btime longest_wait;			/* Longest back-pressure wait */
   uint batch;				/* Networks per batch now (nlq_adapt()) */
 };
 
@@ -149,6 +153,7 @@ static struct nlw_batch nlq_batch;
 static struct nlq *nlq_batch_q;		/* Whose batch it is */
 static uint nlq_batch_taken;		/* Networks in it */
 static int nlq_busy;			/* It is with the writer, or being written */
+static int nlq_late;			/* Back-pressure gave up waiting for it */
 
 static int nlq_fd = -1;			/* The write socket, shared by all kernel protocols */
 static u32 nlq_portid;
@@ -561,7 +566,13 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
     e->add = nlq_build(q, new, NL_OP_ADD);
   }
 
-  if (q->hash.count >= KRT_CF->sys.nlq.queue)
+  /*
+   * Sliced dumps and prunes stop before a write would find the queue full
+   * (nlq_full(), nlq_held_full()), so they never wait here; an IPv6 dump
+   * holding the queue does all of it before reading on.
+   */
+  if ((q->hash.count > KRT_CF->sys.nlq.queue) &&
+      !(nlq_threaded(q) && nl_dump_holds_writes(p)))
     nlq_back_pressure(q);
 
   if (!EMPTY_LIST(q->pending) && !ev_active(q->event))
@@ -699,7 +710,15 @@ nlq_complete(void)
   uint cnt = b->cnt;
 
   nlq_busy = 0;
+  nlq_late = 0;
   nlq_batch_q = NULL;
+
+  /* A full queue's producer may add as many as were done without waiting (back-pressure) */
+  if (q)
+  {
+    uint size = ((struct krt_config *) q->p->p.cf)->sys.nlq.queue;
+    q->credit = (q->hash.count >= size) ? MIN(q->credit + nlq_batch_taken, size) : 0;
+  }
 
   if (b->bad_type)
     log_rl(&nlq_rl_bad, L_WARN "KRT: Unexpected Netlink message type %u on the write socket, skipped",
@@ -900,15 +919,26 @@ nlq_next(struct nlq *after)
     for (node *n = (pass ? HEAD(nlq_list) : start); NODE_VALID(n); n = n->next)
     {
       q = SKIP_BACK(struct nlq, n, n);
-      /* A queue held back by an IPv6 dump goes when full, as back-pressure would send it */
-      if (!EMPTY_LIST(q->pending) && nlq_threaded(q) &&
-	  (!nl_dump_holds_writes(q->p) || (q->hash.count >= ((struct krt_config *) q->p->p.cf)->sys.nlq.queue)))
+      /* A queue held back by an IPv6 dump waits (the dump drains it when full) */
+      if (!EMPTY_LIST(q->pending) && nlq_threaded(q) && !nl_dump_holds_writes(q->p))
       {
 	nlq_send_batch(q);
 	return;
       }
     }
   }
+}
+
+/* The writer's batch is taken back: its results recorded, slices waiting for it go on */
+static void
+nlq_collected(void)
+{
+  struct nlq *q;
+
+  nlq_complete();
+
+  WALK_LIST(q, nlq_list)
+    krt_slice_writes_done(q->p);
 }
 
 /* A batch the writer thread had is done (BIRD's loop, from its eventfd) */
@@ -920,28 +950,33 @@ nlq_writer_done(void)
   if (!nlq_busy)
     return;
 
-  nlq_complete();
+  nlq_collected();
   nlq_next(q);
-
-  /* Flushes waiting for their last deletions go on */
-  WALK_LIST(q, nlq_list)
-    krt_slice_writes_done(q->p);
 }
 
 /* Wait for the batch with the writer thread; the caller gives it the next one */
 static void
 nlq_wait_only(void)
 {
-  struct nlq *q;
-
   if (!nlq_busy || !nlw_threaded())
     return;
 
   nlw_wait();
-  nlq_complete();
+  nlq_collected();
+}
 
-  WALK_LIST(q, nlq_list)
-    krt_slice_writes_done(q->p);
+/* The same, but not longer than @timeout: 0 when the batch is still being written */
+static int
+nlq_wait_for(btime timeout)
+{
+  if (!nlq_busy || !nlw_threaded())
+    return 1;
+
+  if (!nlw_wait_for(timeout))
+    return 0;
+
+  nlq_collected();
+  return 1;
 }
 
 /* Wait for the batch with the writer thread, then go on with the next */
@@ -974,23 +1009,57 @@ nlq_quiesce(struct krt_proto *p)
 }
 
 /*
- * A full queue: the producer waits for the writer's batch (of any queue),
- * then gives it one of this queue (even while an IPv6 dump holds it back);
- * the completion of that one goes on round robin (nlq_next()).
+ * A full queue: the producer waits for the writer's batch (of any queue) and
+ * gives it one of this queue; the completion of that one goes on round robin
+ * (nlq_next()). Each batch done of the queue lets the producer add as many
+ * changes without waiting (q->credit), so that a producer faster than the
+ * kernel goes at the kernel's pace, waiting at most one batch at a time,
+ * instead of waiting until the queue is below `netlink queue` again.
+ *
+ * Now and then the kernel takes 100 ms or more for one batch (it resizes its
+ * trie, waits for an RCU grace period), and BIRD's loop would freeze as long.
+ * So the wait is bounded (NLQ_PRESSURE_WAIT): when the batch is later than
+ * that, the queue may grow until it is done, up to NLQ_PRESSURE_HARD times
+ * `netlink queue`, where the producer waits for as long as it takes.
  */
 static void
 nlq_back_pressure(struct nlq *q)
 {
   struct krt_proto *p = q->p;
+  uint hard = KRT_CF->sys.nlq.queue * NLQ_PRESSURE_HARD;
 
   q->pressure++;
 
-  while ((q->hash.count >= KRT_CF->sys.nlq.queue) && !nlq_broken)
+  /* The writer has done as many since the last wait */
+  if (q->credit && nlq_threaded(q) && (q->hash.count < hard))
   {
-    nlq_wait_only();
-    if (!nlq_send_batch(q))
-      break;
+    q->credit--;
+    return;
   }
+
+  btime t0 = current_time_now();
+
+  if (!nlq_threaded(q) || (q->hash.count >= hard))
+  {
+    /* Writing in BIRD's loop: until below the queue's size; at the hard limit: below it */
+    uint limit = nlq_threaded(q) ? hard : KRT_CF->sys.nlq.queue;
+
+    while ((q->hash.count >= limit) && !nlq_broken)
+    {
+      nlq_wait_only();
+      if (!nlq_send_batch(q))
+	break;
+    }
+  }
+  else if (!nlq_busy || (!nlq_late && nlq_wait_for(NLQ_PRESSURE_WAIT)))
+    nlq_send_batch(q);
+  else if (!nlq_late)
+  {
+    nlq_late = 1;
+    q->late++;
+  }
+
+  q->longest_wait = MAX(q->longest_wait, current_time_now() - t0);
 }
 
 /**
@@ -1045,9 +1114,32 @@ nlq_send(struct krt_proto *p, btime deadline)
 int
 nlq_full(struct krt_proto *p)
 {
+  return nlq_busy && nlq_held_full(p);
+}
+
+/**
+ * nlq_held_full - is the queue of a protocol full while the writer thread
+ * could take it (a dump holds it: nl_dump_holds_writes())?
+ * @p: the protocol
+ */
+int
+nlq_held_full(struct krt_proto *p)
+{
   struct nlq *q = p->sys.nlq;
 
-  return q && nlq_threaded(q) && nlq_busy && (q->hash.count >= KRT_CF->sys.nlq.queue);
+  return q && nlq_threaded(q) && (q->hash.count >= KRT_CF->sys.nlq.queue);
+}
+
+/**
+ * nlq_drained - has the writer thread done every write of a protocol?
+ * @p: the protocol
+ */
+int
+nlq_drained(struct krt_proto *p)
+{
+  struct nlq *q = p->sys.nlq;
+
+  return !q || nlq_broken || (EMPTY_LIST(q->pending) && !(nlq_busy && (nlq_batch_q == q)));
 }
 
 /**
@@ -1179,6 +1271,6 @@ nlq_show(struct krt_proto *p)
 
   cli_msg(-1006, "  Netlink writes:   batched, %u pending, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
 	  q->hash.count, q->changes, q->coalesced, q->routes, q->messages, q->batches);
-  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu, longest batch %t ms, batch now %u",
-	  q->failed, q->pressure, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
+  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, %lu late batches), longest batch %t ms, batch now %u",
+	  q->failed, q->pressure, q->longest_wait * 1000, q->late, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
 }

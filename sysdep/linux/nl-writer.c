@@ -429,3 +429,41 @@ nlw_wait(void)
   }
   pthread_mutex_unlock(&nlw_mutex);
 }
+
+/**
+ * nlw_wait_for - wait for the submitted batch, but not longer than @timeout
+ * @timeout: the longest wait
+ *
+ * Returns 1 when no batch is with the writer any more (the batch, if there
+ * was one, is done and taken, as after nlw_wait()), 0 when it is still
+ * being written.
+ */
+int
+nlw_wait_for(btime timeout)
+{
+  struct timespec until;
+  int done = 1;
+
+  clock_gettime(CLOCK_REALTIME, &until);	/* The condition's clock */
+  u64 ns = (u64) until.tv_nsec + (u64) timeout * 1000;
+  until.tv_sec += ns / 1000000000;
+  until.tv_nsec = ns % 1000000000;
+
+  pthread_mutex_lock(&nlw_mutex);
+  if (nlw_batch)
+  {
+    while (!nlw_ready)
+      if (pthread_cond_timedwait(&nlw_finished, &nlw_mutex, &until) == ETIMEDOUT)
+	break;
+
+    if (nlw_ready)
+    {
+      nlw_batch = NULL;
+      nlw_ready = 0;
+    }
+    else
+      done = 0;
+  }
+  pthread_mutex_unlock(&nlw_mutex);
+  return done;
+}

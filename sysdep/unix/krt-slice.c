@@ -30,6 +30,11 @@
  * is out of date is rewritten as in stock. Before the first scan has finished
  * BIRD does not write route changes at all (stock's rule); changes it skips
  * while a sliced first scan runs make the scan run once more when it ends.
+ * A scan due before the initial feed has ended waits for it (unless the
+ * protocol learns routes): stock's would ignore BIRD's routes anyway.
+ *
+ * A prune that finds the write queue full stops until the writer thread has
+ * taken a batch, as a dump does, rather than making the loop wait.
  *
  * A shutdown flush dumps the kernel table and deletes BIRD's routes in it in
  * slices, and reads the dump again until it finds nothing to delete (an IPv6
@@ -68,6 +73,7 @@ struct krt_slice {
   u8 again;				/* Scan once more when this one ends */
   u8 broken;				/* A dump failed: stock's scans from now on */
   u8 ready;				/* The initial feed had ended when this scan began */
+  u8 waiting;				/* Prune stopped for a full write queue */
   uint passes;				/* Flush: dumps read again */
   struct fib_iterator fit;		/* Prune position, parked between slices */
   btime started;			/* This scan */
@@ -80,6 +86,22 @@ struct krt_slice {
 };
 
 static void krt_slice_run(void *data);
+
+/* Stopped until the writer thread has taken a batch (a full write queue) */
+static inline int
+krt_slice_waiting(struct krt_slice *s)
+{
+  switch (s->state)
+  {
+  case KRT_SLICE_DUMP:
+  case KRT_SLICE_FLUSH:
+    return krt_sys_dump_waiting(s->p);
+  case KRT_SLICE_PRUNE:
+    return s->waiting;
+  default:
+    return 0;
+  }
+}
 
 /**
  * krt_slice_init - prepare sliced scans of a starting kernel protocol
@@ -138,6 +160,20 @@ krt_slice_scan(struct krt_proto *p)
   if (s->broken || !krt_sys_sliced(p))
     return 0;
 
+  /*
+   * Before the initial feed has ended, stock's scan ignores BIRD's routes and
+   * its prune does nothing: without learning, all such a scan can do is delete
+   * redirect routes, which the scan krt_feed_end() asks for does as well. In
+   * slices it would only take the loop from the feed (a channel feeds 256
+   * routes per pass of the loop: a refeed of a million routes between slices
+   * of a few milliseconds takes minutes), so it waits for that one.
+   */
+  if (!p->ready && !KRT_CF->learn)
+  {
+    KRT_TRACE(p, D_EVENTS, "Scan waits for the initial feed");
+    return 1;
+  }
+
   /* As krt_init_scan() */
   bmap_reset(&p->seen_map, 1024);
   krt_sys_mark_seen(p, 1);
@@ -168,17 +204,30 @@ krt_slice_missed(struct krt_proto *p)
     s->again = 1;
 }
 
-/* One slice of the prune walk; 1 when the walk is complete */
+/*
+ * One slice of the prune walk; 1 when the walk is complete. A full write
+ * queue stops it (s->waiting) instead of making the loop wait for the writer
+ * thread (back-pressure): krt_slice_writes_done() resumes it.
+ */
 static int
 krt_slice_prune(struct krt_slice *s, btime deadline)
 {
   struct fib *fib = krt_slice_fib(s->p);
   uint n = 0;
 
+  s->waiting = 0;
+
   FIB_ITERATE_START(fib, &s->fit, net, nn)
   {
     if (n++ && (current_time_now() >= deadline))	/* Every route: one may have sent a batch */
     {
+      FIB_ITERATE_PUT(&s->fit);
+      return 0;
+    }
+
+    if (krt_sys_writes_full(s->p))
+    {
+      s->waiting = 1;
       FIB_ITERATE_PUT(&s->fit);
       return 0;
     }
@@ -316,8 +365,8 @@ krt_slice_run(void *data)
 
   s->longest = MAX(s->longest, current_time_now() - t0);
 
-  /* A dump stopped for a full write queue: krt_slice_writes_done() goes on */
-  if (((s->state == KRT_SLICE_DUMP) || (s->state == KRT_SLICE_FLUSH)) && krt_sys_dump_waiting(p))
+  /* A dump or prune stopped for a full write queue: krt_slice_writes_done() goes on */
+  if (krt_slice_waiting(s))
     return;
 
   ev_schedule(s->event);
@@ -361,6 +410,8 @@ krt_slice_flush(struct krt_proto *p)
 /**
  * krt_slice_stop - abort a running scan
  * @p: the kernel protocol, shutting down
+ *
+ * Called by krt_shutdown() before it decides whether to flush.
  */
 void
 krt_slice_stop(struct krt_proto *p)
@@ -369,6 +420,14 @@ krt_slice_stop(struct krt_proto *p)
 
   if (!s)
     return;
+
+  /*
+   * Stock's scans are atomic: a scan that began after the initial feed had
+   * ended would have ended before the shutdown, made the protocol
+   * initialized, and krt_shutdown() would flush its routes.
+   */
+  if (((s->state == KRT_SLICE_DUMP) || (s->state == KRT_SLICE_PRUNE)) && s->ready)
+    p->initialized = 1;
 
   if (s->state == KRT_SLICE_DUMP)
     krt_sys_dump_stop(p);
@@ -386,16 +445,15 @@ krt_slice_stop(struct krt_proto *p)
  * krt_slice_writes_done - the writer thread has finished a batch
  * @p: the kernel protocol
  *
- * A flush waiting for its deletions, or a dump stopped for a full write
- * queue, goes on.
+ * A flush waiting for its deletions, or a dump or prune stopped for a full
+ * write queue, goes on.
  */
 void
 krt_slice_writes_done(struct krt_proto *p)
 {
   struct krt_slice *s = p->slice;
 
-  if (s && ((s->state == KRT_SLICE_FLUSH_WRITES) ||
-	    (((s->state == KRT_SLICE_DUMP) || (s->state == KRT_SLICE_FLUSH)) && krt_sys_dump_waiting(p))))
+  if (s && ((s->state == KRT_SLICE_FLUSH_WRITES) || krt_slice_waiting(s)))
     ev_schedule(s->event);
 }
 

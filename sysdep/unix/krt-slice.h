@@ -21,7 +21,9 @@ struct proto;
  * the table is scanned again when it has. krt_slice_flush() at shutdown
  * instead of krt_flush_routes(): returns 1 when the flush runs in slices and
  * the protocol goes down by itself later, 0 when stock's flush has to run.
- * krt_slice_stop() at shutdown, aborts a running scan. krt_slice_show_info()
+ * krt_slice_stop() at shutdown, aborts a running scan (one begun after the
+ * initial feed counts as done: the protocol is initialized, as after stock's
+ * atomic scan). krt_slice_show_info()
  * is the protocol's show_proto_info hook. krt_slice_writes_done() (from the
  * system side) when the writer thread has finished a batch: a flush waiting
  * for its deletions goes on.
@@ -67,6 +69,7 @@ void krt_sys_dump_stop(struct krt_proto *p);
 int krt_sys_writes_step(struct krt_proto *p, btime deadline);
 int krt_sys_writes_later(struct krt_proto *p);
 int krt_sys_dump_waiting(struct krt_proto *p);
+int krt_sys_writes_full(struct krt_proto *p);
 void krt_sys_writes_drop(struct krt_proto *p);
 void krt_sys_mark_seen(struct krt_proto *p, int on);
 btime krt_sys_slice(struct krt_proto *p);

@@ -7,15 +7,21 @@
 #             skipped, never a crash;
 #   failing:  the write socket's sendmsg() fails outright: BIRD falls back to
 #             stock's synchronous writes with an error in the log.
-# Each time: install, a restart of the kernel protocol (flush, install), a
-# reconfiguration that withdraws and changes routes, and `down` (flush) end
-# with the kernel table stock ends with; an out-of-range option given to the
-# running daemon is rejected with file:line and the configuration kept.
+#   tiny:     `netlink queue 16; netlink batch 4`: back-pressure on every few
+#             routes, IPv6 dumps draining their held queue again and again;
+#   inloop:   `netlink thread off`: the writes in BIRD's loop.
+# Each time (30,000 IPv4 and 6,000 IPv6 routes): install, a restart of the
+# kernel protocols (flush, install), a reconfiguration that withdraws and
+# changes routes, and `down` (flush) end with the kernel tables stock ends
+# with; an out-of-range option given to the running daemon is rejected with
+# file:line and the configuration kept.
 . "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-faults: needs root (network namespaces)"; exit 1; }
 NS=bb-krtf
 N=30000
+N6=6000
+KOPTS=""		# options added to the patched bird's kernel protocols
 SHIM=$WORK/nlfault.so
 cc -shared -fPIC -o "$SHIM" "$top/tests/e2e/nlfault.c" -ldl || { bad "fault shim builds"; finish; }
 
@@ -26,37 +32,44 @@ ns_up() {
   ip -n "$NS" link add d0 type veth peer name d1
   ip -n "$NS" link set d0 up; ip -n "$NS" link set d1 up
   ip -n "$NS" addr add 10.99.0.1/24 dev d0
+  ip -n "$NS" addr add fd99::1/64 dev d0 nodad
 }
 cleanup_ns() { ip netns del "$NS" 2>/dev/null; }
 trap 'cleanup; cleanup_ns' EXIT
 
 mkconf() {  # mkconf FILE A|B -- B withdraws every third route and moves every fifth
-  python3 - "$2" "$N" > "$1" <<'EOF'
+  python3 - "$2" "$N" "$N6" > "$1" <<'EOF'
 import sys
-v, n = sys.argv[1], int(sys.argv[2])
+v, n, n6 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 print("log stderr all;\nrouter id 10.99.0.1;\nprotocol device {}")
 print("protocol kernel k4 { kernel table 100; learn off; scan time 5; ipv4 { export all; }; }")
-print("protocol static s4 { ipv4;")
-for i in range(n):
-    if v == "B" and i % 3 == 0:
-        continue
-    gw = "10.99.0.3" if v == "B" and i % 5 == 0 else "10.99.0.2"
-    print("  route 100.%d.%d.0/24 via %s;" % (i // 256, i % 256, gw))
-print("}")
+print("protocol kernel k6 { kernel table 100; learn off; scan time 5; ipv6 { export all; }; }")
+# (family, count, net, gateways A / B, the residue B withdraws and moves)
+for fam, cnt, net, gws, r in ((4, n, "100.%d.%d.0/24", ("10.99.0.2", "10.99.0.3"), 0),
+                              (6, n6, "2001:db8:%x:%x::/64", ("fd99::2", "fd99::3"), 1)):
+    print("protocol static s%d { ipv%d;" % (fam, fam))
+    for i in range(cnt):
+        if v == "B" and i % 3 == r:
+            continue
+        gw = gws[v == "B" and i % 5 == r]
+        print("  route %s via %s;" % (net % (i // 256, i % 256), gw))
+    print("}")
 EOF
 }
 mkconf "$WORK/A.conf" A
 mkconf "$WORK/B.conf" B
 
 absent() { ! grep -qiE "$@"; }
-table() { ip -n "$NS" route show table 100 | sort; }
-count() { ip -n "$NS" route show table 100 | wc -l; }
+table() { { ip -n "$NS" route show table 100; ip -n "$NS" -6 route show table 100; } | sort; }
+count() { table | wc -l; }
+# use FILE -- the configuration FILE as f.conf, $KOPTS added to the kernel protocols
+use() { sed "s/kernel table 100;/kernel table 100; $KOPTS/" "$1" > "$WORK/f.conf"; }
 C() { "$CUR/birdc" -s "$WORK/f.ctl" "$@"; }
 
 # run_bird BINDIR [ENV=VALUE...] -- bird on A.conf in the namespace
 run_bird() {
   CUR=$1; shift
-  cp "$WORK/A.conf" "$WORK/f.conf"
+  use "$WORK/A.conf"
   : > "$WORK/f.log"
   ip netns exec "$NS" env "$@" "$CUR/bird" -f -c "$WORK/f.conf" -s "$WORK/f.ctl" >> "$WORK/f.log" 2>&1 &
   PID=$!
@@ -71,12 +84,12 @@ gone() { for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || return 0; sleep 0
 # Stock: the tables to expect
 ns_up
 run_bird "$STOCK_BIN" || { bad "stock bird starts"; finish; }
-for _ in $(seq 150); do [ "$(count)" -ge "$N" ] && break; sleep 0.2; done
+for _ in $(seq 150); do [ "$(count)" -ge "$((N + N6))" ] && break; sleep 0.2; done
 sleep 6; table > "$WORK/stock.A"
 cp "$WORK/B.conf" "$WORK/f.conf"; C configure >/dev/null
 sleep 6; table > "$WORK/stock.B"
 C down >/dev/null; gone
-check "stock: table A has $N routes" [ "$(wc -l < "$WORK/stock.A")" = "$N" ]
+check "stock: table A has $N + $N6 routes" [ "$(wc -l < "$WORK/stock.A")" = "$((N + N6))" ]
 check "stock: table B differs from A" [ "$(cat "$WORK/stock.A")" != "$(cat "$WORK/stock.B")" ]
 check "stock: table empty after down" [ "$(count)" = 0 ]
 
@@ -85,13 +98,14 @@ phase() {  # phase NAME ENV=VALUE...
   ns_up
   run_bird "$BIN" LD_PRELOAD="$SHIM" "$@" || { bad "$name: patched bird starts"; cat "$WORK/f.log"; return; }
   check "$name: table A as stock's" settle "$WORK/stock.A"
-  C restart k4 >/dev/null
+  C restart k4 >/dev/null; C restart k6 >/dev/null
   sleep 1
-  check "$name: after restart of the kernel protocol, table A as stock's" settle "$WORK/stock.A"
-  cp "$WORK/B.conf" "$WORK/f.conf"; C configure >/dev/null
+  check "$name: after restart of the kernel protocols, table A as stock's" settle "$WORK/stock.A"
+  use "$WORK/B.conf"; C configure >/dev/null
   check "$name: after reconfiguration, table B as stock's" settle "$WORK/stock.B"
   check "$name: bird still answers" grep -q "Daemon is up" <<< "$(C show status)"
-  C show protocols all k4 > "$WORK/$name.info"; grep -E "Sliced scans|Last scan|Netlink" "$WORK/$name.info"
+  C show protocols all '"k*"' > "$WORK/$name.info"
+  grep -E "^k[46]|Sliced scans|Last scan|Netlink" "$WORK/$name.info"
   # Out-of-range options on the running daemon: file:line, configuration kept
   sed 's/kernel table 100;/kernel table 100; netlink queue 0;/' "$WORK/B.conf" > "$WORK/f.conf"
   out=$(C configure 2>&1)
@@ -99,7 +113,7 @@ phase() {  # phase NAME ENV=VALUE...
   table > "$WORK/kept"
   check "$name: running configuration kept (table B)" cmp -s "$WORK/kept" "$WORK/stock.B"
   check "$name: ... and the kernel protocol still up" grep -qE "^k4 +Kernel +master4 +up" <<< "$(C show protocols k4)"
-  cp "$WORK/B.conf" "$WORK/f.conf"
+  use "$WORK/B.conf"
   C down >/dev/null
   check "$name: bird went down cleanly" gone
   check "$name: table empty after down (flushed)" [ "$(count)" = 0 ]
@@ -115,4 +129,10 @@ check "garbage: remnants logged" grep -q "remnant" "$WORK/f.log"
 phase failing NLF_SEND_FAIL=3
 check "failing: the failure is logged as an error with the fallback" grep -q "Netlink write socket failed.*falling back to synchronous writes" "$WORK/f.log"
 check "failing: show protocols all says so" grep -q "synchronous (batched writes failed)" "$WORK/failing.info"
+
+KOPTS="netlink queue 16; netlink batch 4;" phase tiny
+check "tiny: back-pressure counted" grep -qE "back-pressure [1-9]" "$WORK/tiny.info"
+
+KOPTS="netlink thread off;" phase inloop
+check "inloop: writes in BIRD's loop, batched" grep -q "Netlink writes:   batched" "$WORK/inloop.info"
 finish

@@ -24,7 +24,8 @@
 #
 #   bench.sh [RUNS]      (default BENCH_RUNS or 3 runs of each build)
 #   BENCH_REPORT_ONLY=1 bench.sh   the report of the last run's files again
-# Env: BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_WRITER_CPUS (both:
+# Env: BENCH_DEBUG (1: protocol events, events and loop cycles over 30/40 ms
+#      logged), BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_WRITER_CPUS (both:
 #      bird's threads other than the main one), BENCH_SCAN_WINDOW (45 s),
 #      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s"), BENCH_KRT_OPTS
 #      (options added to bloombird's kernel protocols, e.g. "netlink thread off;").
@@ -156,7 +157,7 @@ BASE6=$(rig_kernel6 "$DUT")
 
 cat > "$RUN/conf.in" <<EOF
 log stderr all;
-$([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events };")
+$([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events }; debug latency on; debug latency limit 30 ms; watchdog warning 40 ms;")
 router id 10.255.0.2;
 graceful restart wait 120;
 protocol device { scan time 10; }
