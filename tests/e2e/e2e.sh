@@ -92,8 +92,8 @@ log stderr all;
 router id 10.255.0.2;
 protocol device { scan time 10; }
 protocol direct { ipv4; ipv6; interface "bb-*"; }
-protocol kernel kernel4 { kernel table 100; learn off; scan time 20; ipv4 { export all; }; }
-protocol kernel kernel6 { kernel table 100; learn off; scan time 20; ipv6 { export all; }; }
+protocol kernel kernel4 { kernel table 100; learn off; scan time 20; debug { events }; ipv4 { export all; }; }
+protocol kernel kernel6 { kernel table 100; learn off; scan time 20; debug { events }; ipv6 { export all; }; }
 template bgp feeder { local as 65002; hold time 240; connect retry time 1; }
 protocol bgp feeder4 from feeder { neighbor 10.255.0.1 as 65001; ipv4 { import all; export none; }; }
 protocol bgp feeder6 from feeder { neighbor fdbb::1 as 65001; ipv6 { import all; export none; }; }
