@@ -12,8 +12,9 @@
  * an index into a table of next-hop sets (&lpmx_nh: a kind, and up to
  * %LPMX_PATHS gateway/interface/weight paths), so that a full table of a
  * million prefixes shares the few thousand distinct sets its routes have.
- * Entries are keyed by their bytes (a key is zeroed before it is filled,
- * so equal sets are equal bytes), found through a hash, and counted: an
+ * Entries are keyed by their bytes (a key's paths are zeroed before they
+ * are filled, so equal sets are equal bytes; only the paths in use are
+ * hashed and compared), found through a hash, and counted: an
  * entry lives while prefixes refer to it.
  *
  * The table itself lives in the exporter region, which readers in other
@@ -59,10 +60,18 @@ lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpmx_nh *nh, u32 max)
   memset(t->hash, 0xff, (1U << t->order) * sizeof(u32));
 }
 
+/* The bytes of a set that matter: the header and the paths in use (the
+ * rest is zero in a key; a whole entry is 328 bytes, a typical key 48) */
+static inline uint
+lpmx_nh_size(const struct lpmx_nh *k)
+{
+  return OFFSETOF(struct lpmx_nh, path) + k->paths * sizeof(struct lpmx_path);
+}
+
 static inline uint
 lpmx_nh_slot(const struct lpmx_nht *t, const struct lpmx_nh *k)
 {
-  return mem_hash(k, sizeof(struct lpmx_nh)) >> (32 - t->order);
+  return mem_hash(k, lpmx_nh_size(k)) >> (32 - t->order);
 }
 
 /**
@@ -75,10 +84,12 @@ lpmx_nh_slot(const struct lpmx_nht *t, const struct lpmx_nh *k)
 int
 lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k)
 {
+  uint size = lpmx_nh_size(k);
   uint h = lpmx_nh_slot(t, k);
 
+  /* Equal headers mean equal path counts, so @size bytes decide */
   for (u32 i = t->hash[h]; i != LPMX_NH_NIL; i = t->next[i])
-    if (!memcmp(&t->nh[i], k, sizeof(struct lpmx_nh)))
+    if (!memcmp(&t->nh[i], k, size))
     {
       t->refs[i]++;
       return i;
@@ -93,7 +104,8 @@ lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k)
     return -1;
 
   /* Complete before anyone can get the index */
-  memcpy(&t->nh[i], k, sizeof(struct lpmx_nh));
+  memcpy(&t->nh[i], k, size);
+  memset((byte *) &t->nh[i] + size, 0, sizeof(struct lpmx_nh) - size);
   atomic_thread_fence(memory_order_release);
 
   t->refs[i] = 1;
@@ -162,7 +174,8 @@ lpmx_nh_reclaim(struct lpmx_nht *t, u64 tick)
 int
 lpmx_nh_key(struct lpmx_nh *k, const rta *a)
 {
-  memset(k, 0, sizeof(*k));
+  /* Zeroed as far as it will be used (lpmx_nh_size()) */
+  k->dest = k->paths = 0;
 
   switch (a->dest)
   {
@@ -186,6 +199,7 @@ lpmx_nh_key(struct lpmx_nh *k, const rta *a)
       return -1;
 
     struct lpmx_path *q = &k->path[k->paths++];
+    memset(q, 0, sizeof(*q));
     if (ipa_nonzero(nh->gw))
     {
       ip6_addr g = ipa_to_ip6(nh->gw);

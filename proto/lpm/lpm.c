@@ -100,6 +100,14 @@ lpmx_withdraw(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n)
     fib_delete(&f->fib, x);
 }
 
+/* A node of the private FIB before it holds a reference */
+static void
+lpmx_net_init(struct fib *f UNUSED, void *N)
+{
+  struct lpmx_net *x = N;
+  x->nh = LPM_NONE;
+}
+
 static void
 lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rte *old UNUSED)
 {
@@ -134,11 +142,9 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   else if (f->bulk)
   {
     /* Collecting a feed: the engine gets it with the others at the end */
-    struct lpmx_net *x = fib_find(&f->fib, n);
-    if (x)
+    struct lpmx_net *x = fib_get(&f->fib, n);
+    if (x->nh != LPM_NONE)
       lpmx_nh_put(&p->nht, x->nh, p->tick_no);
-    else
-      x = fib_get(&f->fib, n);
     x->nh = idx;
     return;
   }
@@ -391,7 +397,14 @@ lpmx_start(struct proto *P)
       lpm_read_begin(f->e, &f->proxy);
       strncpy(h->fam[i].region, name, LPMX_NAME_MAX - 1);
     }
-    fib_init(&f->fib, P->pool, type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, NULL);
+    fib_init(&f->fib, P->pool, type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, lpmx_net_init);
+
+    /* Looked up by exact prefixes that are there, or by `show lpm lookup':
+     * a filter would only be kept up to date for nothing */
+    struct fib_bloom_config bc;
+    fib_bloom_config_default(&bc);
+    bc.enabled = 0;
+    fib_bloom_configure(&f->fib, &bc);
 
     /* The channel feeds once it is up, but announces routes from then on */
     f->bulk = 1;
