@@ -88,7 +88,7 @@
 #define NLQ_RCVBUF		(4 * 1024 * 1024)
 #define NLQ_RESYNC_DELAY	(2 S_)
 #define NLQ_RESYNC_INTERVAL	(10 S_)
-#define NLQ_PRESSURE_WAIT	(10 MS_)	/* Back-pressure waits this long for a batch ... */
+#define NLQ_PRESSURE_WAIT	(10 MS_)	/* Back-pressure waits this long for a batch, per loop cycle ... */
 #define NLQ_PRESSURE_HARD	8		/* ... and this many times `netlink queue` for ever */
 
 /* Stock's operations (netlink.c) */
@@ -154,6 +154,8 @@ static struct nlq *nlq_batch_q;		/* Whose batch it is */
 static uint nlq_batch_taken;		/* Networks in it */
 static int nlq_busy;			/* It is with the writer, or being written */
 static int nlq_late;			/* Back-pressure gave up waiting for it */
+static btime nlq_cycle;			/* current_time() of the loop cycle whose waits ... */
+static btime nlq_cycle_waited;		/* ... add up to this */
 
 static int nlq_fd = -1;			/* The write socket, shared by all kernel protocols */
 static u32 nlq_portid;
@@ -1020,8 +1022,24 @@ nlq_quiesce(struct krt_proto *p)
  * trie, waits for an RCU grace period), and BIRD's loop would freeze as long.
  * So the wait is bounded (NLQ_PRESSURE_WAIT): when the batch is later than
  * that, the queue may grow until it is done, up to NLQ_PRESSURE_HARD times
- * `netlink queue`, where the producer waits for as long as it takes.
+ * `netlink queue`, where the producer waits for as long as it takes. The
+ * bound is for all waits of one loop cycle together (one value of
+ * current_time(), which BIRD's loop sets when it begins to run events and
+ * again when it begins to read sockets): BGP reads up to four buffers in one
+ * cycle, each of which may fill the queue again, and the CLI waits for the
+ * whole cycle.
  */
+static btime
+nlq_cycle_left(void)
+{
+  if (current_time() != nlq_cycle)
+  {
+    nlq_cycle = current_time();
+    nlq_cycle_waited = 0;
+  }
+  return (nlq_cycle_waited < NLQ_PRESSURE_WAIT) ? NLQ_PRESSURE_WAIT - nlq_cycle_waited : 0;
+}
+
 static void
 nlq_back_pressure(struct nlq *q)
 {
@@ -1038,6 +1056,7 @@ nlq_back_pressure(struct nlq *q)
   }
 
   btime t0 = current_time_now();
+  btime left = nlq_cycle_left();
 
   if (!nlq_threaded(q) || (q->hash.count >= hard))
   {
@@ -1051,15 +1070,19 @@ nlq_back_pressure(struct nlq *q)
 	break;
     }
   }
-  else if (!nlq_busy || (!nlq_late && nlq_wait_for(NLQ_PRESSURE_WAIT)))
+  else if (!nlq_busy || (!nlq_late && left && nlq_wait_for(left)))
     nlq_send_batch(q);
-  else if (!nlq_late)
+  else if (!nlq_late && (left == NLQ_PRESSURE_WAIT))
   {
+    /* Late: no more waits for this batch */
     nlq_late = 1;
     q->late++;
   }
+  /* Else this cycle has waited enough: the queue grows until the batch is done */
 
-  q->longest_wait = MAX(q->longest_wait, current_time_now() - t0);
+  btime waited = current_time_now() - t0;
+  nlq_cycle_waited += waited;
+  q->longest_wait = MAX(q->longest_wait, waited);
 }
 
 /**

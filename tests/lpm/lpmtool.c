@@ -17,7 +17,7 @@
  *		insertion, then the RIS update trace replayed with checks along
  *		the way, then built-vs-incremental equivalence; exit 1 on any
  *		difference
- *	lpmtool [-e ENG] [-t SECONDS] bench 4|6 TABLE QUERYDIR [UPDATES]
+ *	lpmtool [-e ENG] [-t SECONDS] [-n N] bench 4|6 TABLE QUERYDIR [UPDATES]
  *		"key value" lines: ns per lookup and Mlps per variant and query
  *		file, memory, build time, update rate, lookup loss while a
  *		thread applies the trace at 10x its real rate
@@ -26,8 +26,9 @@
  *
  *	TABLE: "prefix/len" per line, anything after a tab ignored (.xz and
  *	.gz are read through xz/gzip). The value of a route is the 0-based
- *	index of the first line with its (masked) prefix; later duplicates
- *	are ignored. UPDATES: `bgpdump -m' text (.gz), announcements and
+ *	index of the first line with its (masked) prefix (-n N: that index
+ *	modulo N, so that N values repeat as next hops do in a forwarding
+ *	table); later duplicates are ignored. UPDATES: `bgpdump -m' text (.gz), announcements and
  *	withdrawals of the table's family; the value of an announcement is
  *	0x40000000 + the peer's number in order of appearance.
  *
@@ -362,6 +363,7 @@ struct pfx {
 
 static struct pfx *tab;
 static uint ntab;
+static uint nvals;			/* -n: values modulo this (0: line index) */
 
 static void
 read_table(const char *fn)
@@ -382,6 +384,8 @@ read_table(const char *fn)
     u32 i = idx++;
     if (rmap_get(&rm[len], a) != LPM_NONE)
       continue;				/* Later duplicate */
+    if (nvals)
+      i %= nvals;
     ref_set(a, len, i);
 
     if (ntab == cap)
@@ -1318,10 +1322,11 @@ main(int argc, char *argv[])
   int huge = 0;
   bt_init(1, (char *[]) { "lpmtool", NULL });
   optind = 1;
-  while ((c = getopt(argc, argv, "e:t:H")) >= 0)
+  while ((c = getopt(argc, argv, "e:t:n:H")) >= 0)
     switch (c)
     {
     case 'e': eng = optarg; break;
+    case 'n': nvals = atoi(optarg); break;
     case 'H': huge = 1; break;
     case 't': bench_secs = atoi(optarg); break;
     default: goto usage;
@@ -1360,7 +1365,7 @@ main(int argc, char *argv[])
 usage:
   fprintf(stderr, "usage: lpmtool [-e ENGINE] queries 4|6 TABLE SEED OUTDIR [CAPTURE]\n"
 	  "       lpmtool [-e ENGINE] check 4|6 TABLE [UPDATES]\n"
-	  "       lpmtool [-e ENGINE] [-t SECONDS] [-H] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
+	  "       lpmtool [-e ENGINE] [-t SECONDS] [-n VALUES] [-H] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
 	  "       lpmtool plans 4|6 TABLE [PLAN...]\n");
   return 2;
 }
