@@ -892,6 +892,73 @@ sjt_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
   return 0;
 }
 
+/*
+ * Batches. An update of a full table waits on a few cache misses in turn:
+ * the root's element, owner and child, the child node, the prefix hash.
+ * While one change is applied, those of a change SJT_AHEAD further are
+ * prefetched, and the child node of one SJT_AHEAD / 2 further (its pointer
+ * has arrived by then), so that the misses of several changes overlap.
+ * Prefetches are hints: a hash that grows or rows that move meanwhile only
+ * make them useless, never wrong.
+ */
+#define SJT_AHEAD 8
+
+static inline void
+sjt_prefetch(const struct sjt *t, const net_addr *n, int child)
+{
+  ip6_addr a = t->v6 ? net6_prefix(n) : (ip6_addr) { .addr = { ip4_to_u32(net4_prefix(n)) } };
+  uint len = n->pxlen;
+  a = sjt_mask(t, a, len);
+  uint i = sjt_key(t, &a, 0);
+
+  if (child)
+  {
+    const struct sjt_node *c = t->c.root_child[i];
+    if (c && t->level_of[len])
+    {
+      __builtin_prefetch(c, 1);
+      __builtin_prefetch(&c->owner[sjt_key(t, &a, 1)], 1);
+    }
+    return;
+  }
+
+  const struct sjt_hash *h = &t->c.h;
+  uint s = sjt_hash_slot(h, &a, len);
+  __builtin_prefetch(&t->c.root_child[i], 0);
+  __builtin_prefetch(&t->c.root->owner[i], 1);
+  __builtin_prefetch(&t->mem[t->c.root->row + i], 1);
+  __builtin_prefetch(&h->len[s], 1);
+  __builtin_prefetch(&h->val[s], 1);
+  if (h->key4)
+    __builtin_prefetch(&h->key4[s], 1);
+  else
+    __builtin_prefetch(&h->key6[s], 1);
+}
+
+static uint
+sjt_apply(struct lpm_engine *e, struct lpm_change *ch, uint count)
+{
+  struct sjt *t = SJT(e);
+  uint failed = 0;
+
+  for (uint j = 0; (j < SJT_AHEAD) && (j < count); j++)
+    sjt_prefetch(t, &ch[j].n.n, 0);
+
+  for (uint j = 0; j < count; j++)
+  {
+    if (j + SJT_AHEAD < count)
+      sjt_prefetch(t, &ch[j + SJT_AHEAD].n.n, 0);
+    if (j + SJT_AHEAD / 2 < count)
+      sjt_prefetch(t, &ch[j + SJT_AHEAD / 2].n.n, 1);
+
+    struct lpm_change *c = &ch[j];
+    c->result = (c->value == LPM_NONE) ?
+      sjt_remove(e, &c->n.n, &c->old) : sjt_update(e, &c->n.n, c->value, &c->old);
+    failed += (c->result < 0);
+  }
+  return failed;
+}
+
 
 /*
  *	Whole-table build
@@ -1356,6 +1423,7 @@ const struct lpm_class lpm_sjt_class = {
   .update = sjt_update,
   .remove = sjt_remove,
   .build = sjt_build,
+  .apply = sjt_apply,
   .lookup4 = sjt_lookup4,
   .lookup6 = sjt_lookup6,
   .bulk4 = {

@@ -462,6 +462,71 @@ run_random(int fam6, const char *plan, uint ops)
   return 1;
 }
 
+/*
+ * Batches (lpm_apply()): the same changes as single updates, with the same
+ * old values, in order, even when a batch changes one prefix several times
+ * (a small universe makes that common).
+ */
+static int
+run_apply(int fam6)
+{
+  family(fam6);
+  struct lpm_engine *e = new_engine(NULL);
+  bt_assert(e);
+
+  enum { NU = 600, BATCHES = 300, MAXB = 300 };
+  ip6_addr ua[NU];
+  uint ul[NU];
+  for (uint i = 0; i < NU; i++)
+    rnd_prefix(&ua[i], &ul[i]);
+
+  struct lpm_change *c = malloc(MAXB * sizeof(struct lpm_change));
+  uint *pick = malloc(MAXB * sizeof(uint));
+  u32 *want = malloc(MAXB * sizeof(u32));
+  uint repeats = 0;
+
+  for (uint b = 0; b < BATCHES; b++)
+  {
+    uint n = 1 + bt_random_n(MAXB);
+    for (uint j = 0; j < n; j++)
+    {
+      pick[j] = bt_random_n(NU);
+      mknet(&c[j].n.n, ua[pick[j]], ul[pick[j]]);
+      c[j].value = bt_random_n(3) ? rnd_value() : LPM_NONE;
+      c[j].old = 0x12345678;
+      c[j].result = 1;
+      want[j] = ref_set(ua[pick[j]], ul[pick[j]], c[j].value);
+      for (uint k = 0; k < j; k++)
+	repeats += (pick[k] == pick[j]);
+    }
+
+    bt_assert(lpm_apply(e, c, n) == 0);
+    for (uint j = 0; j < n; j++)
+    {
+      bt_assert_msg(!c[j].result, "batch %u change %u: result %d", b, j, c[j].result);
+      bt_assert_msg(c[j].old == want[j], "batch %u change %u (%s): old %u, want %u",
+		    b, j, astr(ua[pick[j]], ul[pick[j]]), c[j].old, want[j]);
+    }
+    for (uint j = 0; j < n; j++)
+      if (!check_prefix(e, ua[pick[j]], ul[pick[j]]))
+	{ LOG("batch %u", b); return 0; }
+    bt_assert(engine_matches_ref(e));
+    if (!(b % 32))
+      bt_assert(check_batches(e));
+  }
+
+  bt_assert_msg(repeats > 0, "no batch changed a prefix twice");
+  free(c);
+  free(pick);
+  free(want);
+  lpm_free(e);
+  log_variants();
+  return 1;
+}
+
+static int t_apply4(void) { return run_apply(0); }
+static int t_apply6(void) { return run_apply(1); }
+
 static int t_random4(void) { return run_random(0, NULL, 40000); }
 static int t_random6(void) { return run_random(1, NULL, 40000); }
 
@@ -1054,6 +1119,8 @@ main(int argc, char *argv[])
 
   bt_test_suite(t_random4, "IPv4: random add/replace/remove against a reference, every step checked");
   bt_test_suite(t_random6, "IPv6: random add/replace/remove against a reference, every step checked");
+  bt_test_suite(t_apply4, "IPv4: batches (lpm_apply) give the old values and contents of single updates");
+  bt_test_suite(t_apply6, "IPv6: batches (lpm_apply) give the old values and contents of single updates");
   bt_test_suite(t_random_plans, "Other stride plans: the same random sequences");
   bt_test_suite(t_adversarial4, "IPv4: default, host routes, nested chains, covers of many, stride boundaries");
   bt_test_suite(t_adversarial6, "IPv6: default, host routes, nested chains, covers of many, stride boundaries");

@@ -165,6 +165,31 @@ lpm_free(struct lpm_engine *e)
     e->class->free(e);
 }
 
+/**
+ * lpm_apply - apply a batch of changes
+ * @e: the engine
+ * @c: the changes, applied in order; @old and @result filled in
+ * @count: how many
+ *
+ * Returns the number of changes that failed for lack of memory. Engines
+ * without a batch operation get one lpm_update() or lpm_remove() per change.
+ */
+uint
+lpm_apply(struct lpm_engine *e, struct lpm_change *c, uint count)
+{
+  if (e->class->apply)
+    return e->class->apply(e, c, count);
+
+  uint failed = 0;
+  for (uint i = 0; i < count; i++)
+  {
+    c[i].result = (c[i].value == LPM_NONE) ?
+      lpm_remove(e, &c[i].n.n, &c[i].old) : lpm_update(e, &c[i].n.n, c[i].value, &c[i].old);
+    failed += (c[i].result < 0);
+  }
+  return failed;
+}
+
 void
 lpm_engine_init(struct lpm_engine *e, const struct lpm_class *c, pool *p, uint net_type, uint variant)
 {

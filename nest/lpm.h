@@ -66,6 +66,19 @@ struct lpm_route {
   u32 value;
 };
 
+/*
+ * One change of a batch (lpm_apply()): @value replaces the prefix's value,
+ * or LPM_NONE removes the prefix. The engine fills in @old (the value before,
+ * LPM_NONE if there was none) and @result (0, or -1 when memory ran out:
+ * that change alone is not applied).
+ */
+struct lpm_change {
+  net_addr_union n;			/* NET_IP4 or NET_IP6 */
+  u32 value;
+  u32 old;
+  int result;
+};
+
 /* Counters every engine keeps; queryable at any time */
 struct lpm_stats {
   u64 prefixes;				/* Prefixes held */
@@ -95,6 +108,7 @@ struct lpm_class {
   int (*update)(struct lpm_engine *e, const net_addr *n, u32 value, u32 *old);	/* Add or replace; *old = LPM_NONE if new (@old may be NULL) */
   int (*remove)(struct lpm_engine *e, const net_addr *n, u32 *old);		/* *old = LPM_NONE if absent (@old may be NULL) */
   int (*build)(struct lpm_engine *e, const struct lpm_route *r, uint count);	/* Replace the whole contents */
+  uint (*apply)(struct lpm_engine *e, struct lpm_change *c, uint count);	/* Optional: a batch in order; returns failures */
   u32 (*lookup4)(const struct lpm_engine *e, ip4_addr a);
   u32 (*lookup6)(const struct lpm_engine *e, ip6_addr a);
   lpm_bulk4_fn *bulk4[LPM_VAR_MAX];	/* Batch lookups per variant; NULL: not implemented */
@@ -150,6 +164,15 @@ static inline int lpm_update(struct lpm_engine *e, const net_addr *n, u32 v, u32
 
 static inline int lpm_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
 { return e->class->remove(e, n, old); }
+
+/*
+ * lpm_apply() applies a batch of changes in order, exactly as the same
+ * sequence of lpm_update() and lpm_remove() calls would, and returns how
+ * many failed. Engines that implement it fetch the memory of the next
+ * changes while applying one: a change of a big table otherwise waits on
+ * a few cache misses in turn, which dominates a full-table convergence.
+ */
+uint lpm_apply(struct lpm_engine *e, struct lpm_change *c, uint count);
 
 static inline int lpm_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
 { return e->class->build(e, r, count); }

@@ -258,6 +258,7 @@ lpmx_bench(struct proto *P, uint count)
     if (p->fam[i].e && p->fam[i].bulk)
       cf_error("%s is being fed; try again when the feed is over", P->name);
 
+  lpmx_flush(p);
   pool *pp = rp_new(P->pool, "LPM exporter benchmark");
   for (uint i = 0; i < 2; i++)
     if (p->fam[i].e)

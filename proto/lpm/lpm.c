@@ -68,36 +68,117 @@ lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i)
   __atomic_store_n(&h->generation, h->generation + 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * Route changes reach the engine in batches (lpm_apply()): rt_notify()
+ * queues them, and the queue is applied when it is full and otherwise at
+ * the start of the next round of the event loop (@flush), so a change
+ * reaches readers in the loop round that brought it. A batch lets the
+ * engine overlap the cache misses of several changes, which are most of
+ * the cost of a change to a full table. The private FIB is updated at
+ * once; a queued change holds the reference to its next-hop entry until
+ * the engine returns the one it replaced.
+ */
+
+/* Is @n changed again after change @j of the batch? */
+static int
+lpmx_changed_later(const struct lpm_change *q, uint j, uint n)
+{
+  for (uint k = j + 1; k < n; k++)
+    if (net_equal(&q[k].n.n, &q[j].n.n))
+      return 1;
+  return 0;
+}
+
+static void
+lpmx_flush_fam(struct lpmx_proto *p, struct lpmx_fam *f)
+{
+  uint n = f->nq;
+  f->nq = 0;
+  if (!f->e || (!n && !f->unpublished))
+    return;
+
+  f->unpublished = 0;
+  if (n)
+    lpm_apply(f->e, f->q, n);
+
+  for (uint j = 0; j < n; j++)
+  {
+    struct lpm_change *c = &f->q[j];
+    if (c->result >= 0)
+    {
+      if (c->old != LPM_NONE)
+	lpmx_nh_put(&p->nht, c->old, p->tick_no);
+      continue;
+    }
+
+    f->failures++;
+    if (c->value == LPM_NONE)
+    {
+      /* Still in the engine: the FIB says so again */
+      log_rl(&p->rl, L_ERR "%s: LPM engine out of memory removing %N", p->p.name, &c->n.n);
+      if ((c->old != LPM_NONE) && !lpmx_changed_later(f->q, j, n))
+	((struct lpmx_net *) fib_get(&f->fib, &c->n.n))->nh = c->old;
+      continue;
+    }
+
+    /* Not applied: the prefix is left out, answered by its covering route */
+    lpmx_nh_put(&p->nht, c->value, p->tick_no);
+    log_rl(&p->rl, L_ERR "%s: LPM engine out of memory at %N, the prefix is left out", p->p.name, &c->n.n);
+    if (lpmx_changed_later(f->q, j, n))
+      continue;
+
+    u32 old;
+    if ((lpm_remove(f->e, &c->n.n, &old) >= 0) && (old != LPM_NONE))
+      lpmx_nh_put(&p->nht, old, p->tick_no);
+    struct lpmx_net *x = fib_find(&f->fib, &c->n.n);
+    if (x)
+      fib_delete(&f->fib, x);
+  }
+
+  lpmx_publish(p, f, f - p->fam);
+}
+
+/* Apply everything queued: before the engine is read or rebuilt */
+void
+lpmx_flush(struct lpmx_proto *p)
+{
+  for (uint i = 0; i < 2; i++)
+    lpmx_flush_fam(p, &p->fam[i]);
+}
+
+static void
+lpmx_flush_event(void *data)
+{
+  lpmx_flush(data);
+}
+
+static void
+lpmx_queue(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n, u32 value)
+{
+  struct lpm_change *c = &f->q[f->nq++];
+  net_copy(&c->n.n, n);
+  c->value = value;
+
+  if (f->nq == LPMX_BATCH)
+    lpmx_flush_fam(p, f);
+  else
+    ev_schedule(p->flush);
+}
+
 static void
 lpmx_withdraw(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n)
 {
-  u32 old;
+  struct lpmx_net *x = fib_find(&f->fib, n);
+  if (!x)
+    return;
 
   /* Collecting a feed: the FIB node holds the reference */
   if (f->bulk)
-  {
-    struct lpmx_net *x = fib_find(&f->fib, n);
-    if (x)
-    {
-      lpmx_nh_put(&p->nht, x->nh, p->tick_no);
-      fib_delete(&f->fib, x);
-    }
-    return;
-  }
+    lpmx_nh_put(&p->nht, x->nh, p->tick_no);
+  else
+    lpmx_queue(p, f, n, LPM_NONE);
 
-  if (lpm_remove(f->e, n, &old) < 0)
-  {
-    f->failures++;
-    log_rl(&p->rl, L_ERR "%s: LPM engine out of memory removing %N", p->p.name, n);
-    return;
-  }
-
-  if (old != LPM_NONE)
-    lpmx_nh_put(&p->nht, old, p->tick_no);
-
-  struct lpmx_net *x = fib_find(&f->fib, n);
-  if (x)
-    fib_delete(&f->fib, x);
+  fib_delete(&f->fib, x);
 }
 
 /* A node of the private FIB before it holds a reference */
@@ -116,7 +197,6 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   uint i = lpmx_fam_of(n->type);
   struct lpmx_fam *f = &p->fam[i];
   struct lpmx_nh k;
-  u32 was;
   int idx;
 
   if (!f->e || !net_is_ip(n))
@@ -148,23 +228,18 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
     x->nh = idx;
     return;
   }
-  else if (lpm_update(f->e, n, idx, &was) < 0)
-  {
-    lpmx_nh_put(&p->nht, idx, p->tick_no);
-    f->failures++;
-    log_rl(&p->rl, L_ERR "%s: LPM engine out of memory at %N, the prefix is left out", P->name, n);
-    lpmx_withdraw(p, f, n);
-  }
   else
   {
-    if (was != LPM_NONE)
-      lpmx_nh_put(&p->nht, was, p->tick_no);
-
+    /* The queued change holds the reference */
     struct lpmx_net *x = fib_get(&f->fib, n);
     x->nh = idx;
+    lpmx_queue(p, f, n, idx);
+    return;
   }
 
-  lpmx_publish(p, f, i);
+  /* Counters: published with the next batch, or by the event */
+  f->unpublished = 1;
+  ev_schedule(p->flush);
 }
 
 /*
@@ -195,6 +270,7 @@ lpmx_feed_begin(struct channel *c, int initial)
     return;
 
   /* Routes announced between the start and this may have been collected already */
+  lpmx_flush_fam(p, f);
   lpm_stats(f->e, &s);
   f->bulk = initial && !s.prefixes;
   f->feed_t0 = lpmx_now_ns();
@@ -240,6 +316,7 @@ lpmx_feed_end(struct channel *c)
   if (!f || !f->e)
     return;
 
+  lpmx_flush_fam(p, f);
   u64 t0 = lpmx_now_ns();
   int built = 0;
   if (f->bulk)
@@ -293,6 +370,7 @@ lpmx_tick(timer *t)
   struct lpmx_header *h = p->x->hdr;
 
   __atomic_store_n(&h->heartbeat_ns, lpmx_now_ns(), __ATOMIC_RELAXED);
+  lpmx_flush(p);
   if (!p->dirty && !p->nht.nlimbo)
     return;
 
@@ -364,6 +442,7 @@ lpmx_start(struct proto *P)
   p->rl = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
   p->tick_no = 1;
   p->dirty = 0;
+  p->flush = NULL;
 
   if (!(p->x = lpmx_export_open(P->pool, cf->shm, P->name, err, sizeof(err))))
     return lpmx_start_fail(p, err);
@@ -377,6 +456,8 @@ lpmx_start(struct proto *P)
     uint type = i ? NET_IP6 : NET_IP4;
     f->updates = f->rejected = f->failures = 0;
     f->bulk = 0;
+    f->nq = 0;
+    f->unpublished = 0;
     f->feeds = f->bulk_builds = 0;
     f->feed_ns = f->build_ns = f->feed_prefixes = 0;
     if (!f->c)
@@ -397,6 +478,7 @@ lpmx_start(struct proto *P)
       lpm_read_begin(f->e, &f->proxy);
       strncpy(h->fam[i].region, name, LPMX_NAME_MAX - 1);
     }
+    f->q = mb_alloc(P->pool, LPMX_BATCH * sizeof(struct lpm_change));
     fib_init(&f->fib, P->pool, type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, lpmx_net_init);
 
     /* Looked up by exact prefixes that are there, or by `show lpm lookup':
@@ -416,6 +498,7 @@ lpmx_start(struct proto *P)
   strncpy(h->variant, lpm_variant_names[e->variant], sizeof(h->variant) - 1);
   __atomic_store_n(&h->state, LPMX_RUNNING, __ATOMIC_SEQ_CST);
 
+  p->flush = ev_new_init(P->pool, lpmx_flush_event, p);
   p->tick = tm_new_init(P->pool, lpmx_tick, p, LPMX_TICK, 0);
   tm_start(p->tick, LPMX_TICK);
   proto_set_message(P, NULL, 0);
@@ -431,10 +514,13 @@ lpmx_shutdown(struct proto *P)
     lpmx_export_close(p->x);
   if (p->tick)
     tm_stop(p->tick);
+  if (p->flush)
+    ev_postpone(p->flush);
 
   for (uint i = 0; i < 2; i++)
   {
     struct lpmx_fam *f = &p->fam[i];
+    f->nq = 0;
     if (!f->e)
       continue;
     if (p->x && p->x->name)
@@ -500,6 +586,7 @@ lpmx_show_proto_info(struct proto *P)
     return;
   }
 
+  lpmx_flush(p);
   struct lpmx_header *h = p->x->hdr;
   u64 nh_mem = LPMX_HEADER_SIZE + (u64) p->nht.used * sizeof(struct lpmx_nh);
 
@@ -562,6 +649,7 @@ lpmx_show_lookup(struct proto *P, const net_addr *n)
   if ((P->proto_state != PS_UP) || !f->e)
     cf_error("%s has no %s engine running", P->name, net_label[n->type]);
 
+  lpmx_flush(p);
   u32 v = (n->type == NET_IP4) ? lpm_lookup4(f->e, net4_prefix(n)) : lpm_lookup6(f->e, net6_prefix(n));
   struct lpmx_net *x = fib_route(&f->fib, n);
 

@@ -17,6 +17,7 @@
 #include "proto/lpm/lpm-shm.h"
 
 #define LPMX_TICK	(10 MS)		/* Heartbeat and reuse grace period */
+#define LPMX_BATCH	256		/* Route changes queued for one lpm_apply() */
 #define LPMX_SHM_NAME_MAX 48		/* Export names (the objects add ".ipv4" etc.) */
 
 struct lpmx_config {
@@ -50,6 +51,9 @@ struct lpmx_fam {
   struct lpm_engine *e;
   struct lpm_reader proxy;		/* Stands for readers in other processes */
   struct fib fib;			/* Exported prefixes */
+  struct lpm_change *q;			/* Changes not in the engine yet (lpmx_flush_fam()) */
+  uint nq;
+  u8 unpublished;			/* Counters changed since lpmx_publish() */
   u64 updates;				/* Route changes applied */
   u64 rejected;				/* Routes left out: next hop not representable */
   u64 failures;				/* Engine updates refused (memory) */
@@ -78,6 +82,7 @@ struct lpmx_proto {
   struct lpmx_export *x;
   struct lpmx_nht nht;
   timer *tick;
+  event *flush;				/* Applies the queued changes */
   u64 tick_no;				/* Reuse grace periods passed */
   u8 dirty;				/* Updates since the last tick */
   struct tbf rl;			/* Log rate limit */
@@ -101,6 +106,7 @@ u64 lpmx_now_ns(void);
 
 /* lpm.c: `show lpm lookup' */
 void lpmx_show_lookup(struct proto *P, const net_addr *n);
+void lpmx_flush(struct lpmx_proto *p);		/* Queued changes into the engines */
 
 /* lpm-bench.c: `show lpm lookup benchmark' */
 void lpmx_bench(struct proto *P, uint count);
