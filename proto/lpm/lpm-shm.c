@@ -46,8 +46,10 @@
  *     reader accepts is always one that the table held, and batches far
  *     shorter than a tick are almost never repeated. It is a seqlock whose
  *     writer side is only the reuse of memory, not every update.
- *   - Freshness: @generation counts updates and @updated_ns tells when the
- *     last one was applied; @heartbeat_ns is written every tick, so a
+ *   - Freshness: @generation counts updates (route changes are applied in
+ *     batches, one generation each) and @updated_ns tells when the oldest
+ *     change of the last batch reached the protocol, so that staleness
+ *     includes the time it was queued; @heartbeat_ns is written every tick, so a
  *     reader can tell how stale its view may be and whether bird still runs.
  *
  * Restarts. When the protocol stops, bird sets @state to %LPMX_CLOSED and

@@ -84,8 +84,8 @@ struct lpmx_header {
 
   /* Seqlock of reuse: bumped before any retired row or entry is reused */
   uint64_t reuse_seq;
-  uint64_t generation;			/* Route updates applied, ever (this instance) */
-  uint64_t updated_ns;			/* CLOCK_MONOTONIC of the last update */
+  uint64_t generation;			/* Updates or batches of them applied, ever (this instance) */
+  uint64_t updated_ns;			/* CLOCK_MONOTONIC: the oldest change of the last batch reached bird */
   uint64_t heartbeat_ns;		/* CLOCK_MONOTONIC, written every tick while bird runs */
 
   char name[LPMX_NAME_MAX];		/* Export name N */

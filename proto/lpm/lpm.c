@@ -51,9 +51,14 @@
 
 static inline uint lpmx_fam_of(uint net_type) { return net_type == NET_IP6; }
 
-/* Publish the state after an update (relaxed: readers use it as a hint) */
+/*
+ * Publish the state after an update or a batch (relaxed: readers use it as
+ * a hint). @since: when the oldest change of the batch reached the protocol
+ * (rt_notify()), 0 for now, so that a reader's staleness and the update ->
+ * reader latency include the time a change waited in the queue.
+ */
 static void
-lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i)
+lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i, u64 since)
 {
   struct lpmx_header *h = p->x->hdr;
   struct lpm_stats s;
@@ -64,7 +69,7 @@ lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i)
   h->fam[i].rejected = f->rejected;
   h->nh_used = p->nht.used;
   h->nh_live = p->nht.live;
-  __atomic_store_n(&h->updated_ns, lpmx_now_ns(), __ATOMIC_RELAXED);
+  __atomic_store_n(&h->updated_ns, since ?: lpmx_now_ns(), __ATOMIC_RELAXED);
   __atomic_store_n(&h->generation, h->generation + 1, __ATOMIC_RELEASE);
 }
 
@@ -135,7 +140,7 @@ lpmx_flush_fam(struct lpmx_proto *p, struct lpmx_fam *f)
       fib_delete(&f->fib, x);
   }
 
-  lpmx_publish(p, f, f - p->fam);
+  lpmx_publish(p, f, f - p->fam, n ? f->q_ns : 0);
 }
 
 /* Apply everything queued: before the engine is read or rebuilt */
@@ -155,6 +160,9 @@ lpmx_flush_event(void *data)
 static void
 lpmx_queue(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n, u32 value)
 {
+  if (!f->nq)
+    f->q_ns = lpmx_now_ns();
+
   struct lpm_change *c = &f->q[f->nq++];
   net_copy(&c->n.n, n);
   c->value = value;
@@ -355,7 +363,7 @@ lpmx_feed_end(struct channel *c)
   f->build_ns = built ? t1 - t0 : 0;
   f->feed_ns = t1 - f->feed_t0;
   f->feed_prefixes = s.prefixes;
-  lpmx_publish(p, f, lpmx_fam_of(c->net_type));
+  lpmx_publish(p, f, lpmx_fam_of(c->net_type), 0);
 
   if (built)
     log(L_INFO "%s: %s feed of %lu prefixes took %lu ms, of which %lu ms one engine build",

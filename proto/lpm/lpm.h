@@ -53,6 +53,7 @@ struct lpmx_fam {
   struct fib fib;			/* Exported prefixes */
   struct lpm_change *q;			/* Changes not in the engine yet (lpmx_flush_fam()) */
   uint nq;
+  u64 q_ns;				/* When the oldest queued change came (ns) */
   u8 unpublished;			/* Counters changed since lpmx_publish() */
   u64 updates;				/* Route changes applied */
   u64 rejected;				/* Routes left out: next hop not representable */

@@ -394,7 +394,7 @@ lpmr_status(const struct lpmr *r, struct lpmr_status *s)
 /**
  * lpmr_generation - how fresh the mapped table is
  * @r: reader
- * @updated_ns: set to the time bird applied the last update
+ * @updated_ns: set to the time the oldest change of the last batch reached bird
  *
  * The generation is read after the time (acquire), so the time belongs to
  * that generation or a later one.

@@ -83,9 +83,11 @@ const struct lpmx_nh *lpmr_nh(const struct lpmr *r, uint32_t i);
 void lpmr_status(const struct lpmr *r, struct lpmr_status *s);
 
 /*
- * Freshness, cheap enough to ask after every batch: the generation (updates
- * bird had applied) and, in *@updated_ns, when bird applied the last of
- * them (CLOCK_MONOTONIC, comparable with lpmr_now_ns()).
+ * Freshness, cheap enough to ask after every batch: the generation (updates,
+ * or batches of route changes, bird had applied) and, in *@updated_ns, when
+ * the oldest change of the last batch reached bird's protocol (so the time
+ * it waited in bird's queue counts; CLOCK_MONOTONIC, comparable with
+ * lpmr_now_ns()).
  */
 uint64_t lpmr_generation(const struct lpmr *r, uint64_t *updated_ns);
 uint64_t lpmr_now_ns(void);
