@@ -199,16 +199,20 @@ sjt_mask(const struct sjt *t, ip6_addr a, uint len)
   return ip6_and(a, ip6_mkmask(len));
 }
 
+/* A net's prefix as the engine keys it: host bits clear, IPv4 in addr[0] */
+static inline ip6_addr
+sjt_prefix(const struct sjt *t, const net_addr *n)
+{
+  ip6_addr a = t->v6 ? net6_prefix(n) : (ip6_addr) { .addr = { ip4_to_u32(net4_prefix(n)) } };
+  return sjt_mask(t, a, n->pxlen);
+}
+
 static void
 sjt_op_init(const struct sjt *t, struct sjt_op *op, const net_addr *n)
 {
   memset(op, 0, sizeof(*op));
-  if (!t->v6)
-    op->a.addr[0] = ip4_to_u32(net4_prefix(n));
-  else
-    op->a = net6_prefix(n);
+  op->a = sjt_prefix(t, n);
   op->len = n->pxlen;
-  op->a = sjt_mask(t, op->a, op->len);
 
   uint k = t->level_of[op->len];
   uint end = t->depth[k] + t->stride[k];
@@ -906,9 +910,8 @@ sjt_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
 static inline void
 sjt_prefetch(const struct sjt *t, const net_addr *n, int child)
 {
-  ip6_addr a = t->v6 ? net6_prefix(n) : (ip6_addr) { .addr = { ip4_to_u32(net4_prefix(n)) } };
+  ip6_addr a = sjt_prefix(t, n);
   uint len = n->pxlen;
-  a = sjt_mask(t, a, len);
   uint i = sjt_key(t, &a, 0);
 
   if (child)
@@ -951,10 +954,7 @@ sjt_apply(struct lpm_engine *e, struct lpm_change *ch, uint count)
     if (j + SJT_AHEAD / 2 < count)
       sjt_prefetch(t, &ch[j + SJT_AHEAD / 2].n.n, 1);
 
-    struct lpm_change *c = &ch[j];
-    c->result = (c->value == LPM_NONE) ?
-      sjt_remove(e, &c->n.n, &c->old) : sjt_update(e, &c->n.n, c->value, &c->old);
-    failed += (c->result < 0);
+    failed += (lpm_apply_one(e, &ch[j]) < 0);
   }
   return failed;
 }

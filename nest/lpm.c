@@ -182,11 +182,7 @@ lpm_apply(struct lpm_engine *e, struct lpm_change *c, uint count)
 
   uint failed = 0;
   for (uint i = 0; i < count; i++)
-  {
-    c[i].result = (c[i].value == LPM_NONE) ?
-      lpm_remove(e, &c[i].n.n, &c[i].old) : lpm_update(e, &c[i].n.n, c[i].value, &c[i].old);
-    failed += (c[i].result < 0);
-  }
+    failed += (lpm_apply_one(e, &c[i]) < 0);
   return failed;
 }
 

@@ -174,6 +174,13 @@ static inline int lpm_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
  */
 uint lpm_apply(struct lpm_engine *e, struct lpm_change *c, uint count);
 
+/* One change of a batch as a single update or removal; sets and returns @result */
+static inline int lpm_apply_one(struct lpm_engine *e, struct lpm_change *c)
+{
+  return c->result = (c->value == LPM_NONE) ?
+    lpm_remove(e, &c->n.n, &c->old) : lpm_update(e, &c->n.n, c->value, &c->old);
+}
+
 static inline int lpm_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
 { return e->class->build(e, r, count); }
 
