@@ -34,14 +34,21 @@ rt_lpm_show_one(struct cli *c, rtable *t)
 
   cli_printf(c, -CLI_LPM, "  Engine:           %s, variant %s%s", l->e->class->name,
 	     lpm_variant_names[l->e->variant], l->stale ? " (stale after a failed update: not asked until rebuilt)" : "");
-  cli_printf(c, -CLI_LPM, "  Prefixes:         %lu (nets with a valid best route)", s.prefixes);
+  if (l->roa)
+    cli_printf(c, -CLI_LPM, "  Prefixes:         %lu (distinct ROA prefixes with a valid ROA; covering prefix found %lu times)",
+	       s.prefixes, l->roa->ups);
+  else
+    cli_printf(c, -CLI_LPM, "  Prefixes:         %lu (nets with a valid best route)", s.prefixes);
   cli_printf(c, -CLI_LPM, "  Memory:           %lu bytes for lookups, %lu for updates; %lu units, %lu retired",
 	     s.mem_lookup, s.mem_control, s.units, s.retired);
   cli_printf(c, -CLI_LPM, "  Updates:          %lu from the table, %lu applied by the engine, %lu failed",
 	     l->updates, s.updates, l->failures);
   cli_printf(c, -CLI_LPM, "  Last build:       %t ago, took %t s", current_time() - l->built, l->build_time);
-  cli_printf(c, -CLI_LPM, "  Lookups:          %lu answered, %lu left to the filter path (query shorter than the match)",
-	     l->lookups, l->fallbacks);
+  if (l->roa)
+    cli_printf(c, -CLI_LPM, "  Lookups:          %lu ROA checks answered", l->lookups);
+  else
+    cli_printf(c, -CLI_LPM, "  Lookups:          %lu answered, %lu left to the filter path (query shorter than the match)",
+	       l->lookups, l->fallbacks);
 
   if (l->e->class->show)
     l->e->class->show(l->e, c, -CLI_LPM);
@@ -159,6 +166,8 @@ rt_lpm_bench(struct cli *c, struct rtable_config *tc, uint count)
   struct rt_lpm *l = t->lpm;
   if (!l || l->stale)
     cf_error("Table %s has no usable LPM engine (lpm engine in its configuration)", tc->name);
+  if (l->roa)
+    cf_error("Table %s is a ROA table: its engine answers ROA checks, timed by make bench", tc->name);
 
   /* Nets with a valid route, then addresses inside random ones of them */
   pool *p = rp_new(t->rp, "LPM benchmark");

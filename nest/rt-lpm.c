@@ -27,8 +27,9 @@
  * the answer. For a shorter net the engine looks up its first address; a
  * covering net no longer than the query is the answer, and no covering net
  * at all means none; a longer one (it covers the address but not the whole
- * query) is left to the filter path. Tables of other types than ipv4 and
- * ipv6 are refused in the configuration.
+ * query) is left to the filter path. A ROA table's engine holds its ROA
+ * prefixes instead and answers net_roa_check() (rt-lpm-roa.c). Tables of
+ * other types are refused in the configuration.
  *
  * Memory exhaustion: an engine update that fails leaves the engine as it
  * was; the table then stops asking it (the filter path answers, exactly),
@@ -78,17 +79,11 @@ rt_lpm_slot_set(struct rt_lpm *l, u32 id, net *n)
   l->slot[id] = n;
 }
 
-/* A fresh engine with every net that has a valid best route; NULL on failure */
-static struct lpm_engine *
-rt_lpm_build(struct rt_lpm *l)
+/* An IP table's engine: every net with a valid best route, in a slot of its own */
+static int
+rt_lpm_build_ip(struct rt_lpm *l)
 {
   rtable *tab = l->tab;
-  struct lpm_params par = { .variant = l->cf.variant, .levels = l->cf.levels };
-  struct lpm_engine *e = lpm_new(l->pool, l->cf.class, tab->addr_type, &par);
-  if (!e)
-    return NULL;
-
-  btime t0 = current_time();
   idm_init(&l->ids, l->pool, 1024);
   if (l->slot)
     memset(l->slot, 0, l->slots * sizeof(net *));
@@ -109,18 +104,33 @@ rt_lpm_build(struct rt_lpm *l)
   }
   FIB_WALK_END;
 
-  int rv = lpm_build(e, r, cnt);
+  int rv = lpm_build(l->e, r, cnt);
   mb_free(r);
+  return (rv < 0) ? -1 : 0;
+}
 
-  if (rv < 0)
-  {
-    lpm_free(e);
+/* A fresh engine with the table's contents; NULL on failure */
+static struct lpm_engine *
+rt_lpm_build(struct rt_lpm *l)
+{
+  rtable *tab = l->tab;
+  struct lpm_params par = { .variant = l->cf.variant, .levels = l->cf.levels };
+  int roa = net_val_match(tab->addr_type, NB_ROA);
+  uint type = !roa ? tab->addr_type : (tab->addr_type == NET_ROA4) ? NET_IP4 : NET_IP6;
+
+  btime t0 = current_time();
+  if (!(l->e = lpm_new(l->pool, l->cf.class, type, &par)))
     return NULL;
+
+  if ((roa ? rt_lpm_roa_build(l) : rt_lpm_build_ip(l)) < 0)
+  {
+    lpm_free(l->e);
+    return l->e = NULL;
   }
 
   l->built = current_time();
   l->build_time = l->built - t0;
-  return e;
+  return l->e;
 }
 
 static void rt_lpm_rebuild(void *data);
@@ -217,6 +227,13 @@ rt_lpm_net_changed(rtable *tab, net *n, int valid)
 
   u32 old;
   l->updates++;
+
+  if (l->roa)
+  {
+    if (rt_lpm_roa_net_changed(l, n, valid) < 0)
+      rt_lpm_fail(l, n->n.addr);
+    return;
+  }
 
   if (valid)
   {

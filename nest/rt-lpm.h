@@ -11,6 +11,7 @@
 #include "nest/bird.h"
 #include "lib/net.h"
 #include "lib/idm.h"
+#include "lib/hash.h"
 
 struct rtable;
 struct network;
@@ -46,6 +47,27 @@ struct rt_lpm {
   btime built;				/* Last whole build: when ... */
   btime build_time;			/* ... and how long it took */
   struct event *rebuild;		/* Retry after a failure */
+  struct rt_lpm_roa *roa;		/* ROA tables: the prefix groups (rt-lpm-roa.c) */
+};
+
+/*
+ * A ROA table's engine holds its distinct ROA prefixes (those with a ROA
+ * that has a valid route), each with a group number that @group maps back
+ * to the group: its ROAs and the closest ROA prefix covering it.
+ */
+struct rt_lpm_roa_group;
+
+struct rt_lpm_roa {
+  pool *pool;
+  slab *slab;				/* Groups */
+  HASH(struct rt_lpm_roa_group) hash;	/* Prefix -> group */
+  struct rt_lpm_roa_group **group;	/* Group number -> group */
+  u32 ids_max;				/* Size of @group */
+  struct idm ids;			/* Group numbers in use */
+  u32 groups;				/* Groups, and of each length: */
+  u32 len_groups[IP6_MAX_PREFIX_LENGTH + 1];
+  u32 gen;				/* Bumped when a group appears or goes */
+  u64 ups;				/* Covering groups looked up */
 };
 
 void rt_lpm_config_default(struct rt_lpm_config *c);
@@ -60,6 +82,13 @@ void rt_lpm_net_changed(struct rtable *tab, struct network *n, int valid);
 /* net_route(): *@done = 0 when the engine cannot answer (no engine, stale,
  * a type it does not serve, or an answer longer than a short query) */
 struct network *rt_lpm_route(struct rtable *tab, const net_addr *n, int *done);
+
+/* ROA tables (rt-lpm-roa.c): a whole build into @l->e and updates, both
+ * returning -1 when the engine ran out of memory; net_roa_check(), with
+ * *@done = 0 when the engine cannot answer (the stock paths do) */
+int rt_lpm_roa_build(struct rt_lpm *l);
+int rt_lpm_roa_net_changed(struct rt_lpm *l, struct network *n, int valid);
+int rt_lpm_roa_check(struct rtable *tab, const net_addr *n, u32 asn, int *done);
 
 /* CLI (rt-lpm-cli.c) */
 void rt_lpm_show(struct cli *c, struct rtable_config *tc);

@@ -41,8 +41,8 @@ bad_case() {  # bad_case TYPE OPTION TEXT [env]
 }
 bad_case ipv4 "lpm engine nosuch" "Unknown LPM engine nosuch"
 bad_case ipv4 "lpm variant avx9" "Unknown LPM variant avx9"
-bad_case roa4 "lpm engine simd" "LPM engines serve ipv4 and ipv6 tables only"
-bad_case vpn4 "lpm engine simd" "LPM engines serve ipv4 and ipv6 tables only"
+bad_case flow4 "lpm engine simd" "LPM engines serve ipv4, ipv6, roa4 and roa6 tables only"
+bad_case vpn4 "lpm engine simd" "LPM engines serve ipv4, ipv6, roa4 and roa6 tables only"
 bad_case ipv4 "lpm levels 0" "LPM levels must be in range"
 # A variant the CPU lacks (an older CPU, simulated by hiding features)
 conf "$WORK/bad.conf" ipv4 "lpm engine simd" "lpm variant avx512"

@@ -19,7 +19,9 @@
  *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
  *	Bench mode runs the policy as a daemon would. $FIBTOOL_LPM=ENGINE gives
  *	the fib-loop and the trie table an LPM engine (`lpm engine ENGINE'), so
- *	net_route() answers through it.
+ *	net_route() answers through it, and the ROA table without a trie too
+ *	(net_roa_check() through its ROA prefixes; the trie ROA table keeps
+ *	the trie walk).
  *
  *	TABLE: text, one "prefix/len" per line (anything after a tab ignored).
  *
@@ -52,6 +54,8 @@
 #endif
 
 #define ROA_ASNS 50
+
+static rtable *tf, *tt, *tr, *trt;	/* fib loop, trie; ROA tables without and with a trie */
 
 static int v6;
 static uint nets_n;
@@ -142,6 +146,42 @@ roa_of(net_addr_union *r, const net_addr_union *n, uint i)
     net_fill_roa6(&r->n, n->ip6.prefix, n->n.pxlen, maxlen, asn);
 }
 
+/* A second ROA of the same prefix: exact length, the next origin */
+static void
+roa_second(net_addr_union *r, const net_addr_union *n, uint i)
+{
+  u32 asn = 64496 + ((i + 1) % ROA_ASNS);
+  if (!v6)
+    net_fill_roa4(&r->n, n->ip4.prefix, n->n.pxlen, n->n.pxlen, asn);
+  else
+    net_fill_roa6(&r->n, n->ip6.prefix, n->n.pxlen, n->n.pxlen, asn);
+}
+
+/* Set (@valid) or clear the route of ROA net @r in both ROA tables */
+static void
+roa_set(const net_addr *r, int valid)
+{
+  for (rtable **t = (rtable *[]) { tr, trt, NULL }; *t; t++)
+  {
+    net *n = fib_find(&(*t)->fib, r);
+    if (!n || (!n->routes == !valid))
+      continue;
+
+    n->routes = valid ? &valid_rte : NULL;
+#ifdef BLOOMBIRD
+    if ((*t)->lpm)
+      rt_lpm_net_changed(*t, n, valid);
+#endif
+  }
+}
+
+/* Deterministic choice of the ROAs churned (no draw from the generator) */
+static inline uint
+roa_pick(uint i, uint shift, uint mod)
+{
+  return ((i * 2654435761U) >> shift) % mod;
+}
+
 /* Full-length address inside @n, or anywhere (IPv6: in 2000::/3) */
 static void
 addr_in(net_addr_union *q, const net_addr_union *n)
@@ -215,7 +255,6 @@ cmp_double(const void *a, const void *b)
 static volatile uintptr_t sink;
 
 /* Tables and query sets, shared by main() and the count_*() functions */
-static rtable *tf, *tt, *tr, *trt;
 static struct qset hit, miss, in, any, roa;
 static uint churn_type;
 
@@ -440,6 +479,14 @@ main(int argc, char *argv[])
     roa_of(&r, &nets[i], i);
     table_add(tr, &r.n);
     table_add(trt, &r.n);
+
+    /* Diff mode: a second ROA (another origin, no longer) for every 4th prefix */
+    if (!bench && !(i % 4))
+    {
+      roa_second(&r, &nets[i], i);
+      table_add(tr, &r.n);
+      table_add(trt, &r.n);
+    }
   }
 
 #ifdef BLOOMBIRD
@@ -451,7 +498,8 @@ main(int argc, char *argv[])
       die("no LPM engine %s", engine);
     rt_lpm_configure(tf, &lc);
     rt_lpm_configure(tt, &lc);
-    if (!tf->lpm || !tt->lpm)
+    rt_lpm_configure(tr, &lc);	/* ROA checks; trt keeps the trie walk */
+    if (!tf->lpm || !tt->lpm || !tr->lpm)
       die("LPM engine %s could not be built", engine);
     fprintf(stderr, "fibtool: lpm engine %s, variant %s\n", engine, lpm_variant_names[tf->lpm->e->variant]);
   }
@@ -498,6 +546,7 @@ main(int argc, char *argv[])
 	     net_str(fib_route(&tf->fib, &any.q[i].n)));
       printf("R %d %d %d\n", net_roa_check(tr, &roa.q[i].n, roa.asn[i]), net_roa_check(tr, &roa.q[i].n, 0),
 	     net_roa_check(trt, &roa.q[i].n, roa.asn[i]));
+      printf("U %d %d\n", net_roa_check(tr, &any.q[i].n, roa.asn[i]), net_roa_check(trt, &any.q[i].n, roa.asn[i]));
       tmp_flush();
     }
 
@@ -513,6 +562,43 @@ main(int argc, char *argv[])
 	     net_str(net_route(tt, &q.n)), net_roa_check(tr, &q.n, asn));
       tmp_flush();
     }
+
+    /*
+     * ROA churn: a third of the ROAs (and of the second ROAs) lose their
+     * route, then half of those get it back; the same checks after each
+     * (ROA prefixes leaving and coming back, ROA prefixes keeping one of
+     * two ROAs)
+     */
+    uint nc = MIN(nq, 50000U);
+    for (int phase = 0; phase < 2; phase++)
+    {
+      for (uint i = 0; i < nets_n; i++)
+	if (!roa_pick(i, 7, 3) && (!phase || !roa_pick(i, 11, 2)))
+	{
+	  net_addr_union r;
+	  roa_of(&r, &nets[i], i);
+	  roa_set(&r.n, phase);
+	  if (!(i % 4) && !roa_pick(i, 13, 3))
+	  {
+	    roa_second(&r, &nets[i], i);
+	    roa_set(&r.n, phase);
+	  }
+	}
+
+      for (uint i = 0; i < nc; i++)
+      {
+	printf("%c %d %d %d %d\n", phase ? 'B' : 'W', net_roa_check(tr, &roa.q[i].n, roa.asn[i]),
+	       net_roa_check(tr, &roa.q[i].n, 0), net_roa_check(tr, &any.q[i].n, roa.asn[i]),
+	       net_roa_check(trt, &roa.q[i].n, roa.asn[i]));
+	tmp_flush();
+      }
+    }
+
+#ifdef BLOOMBIRD
+    if (tr->lpm)
+      fprintf(stderr, "fibtool: engine answers: %lu net_route, %lu ROA checks\n",
+	      tf->lpm->lookups + tt->lpm->lookups, tr->lpm->lookups);
+#endif
     return 0;
   }
 
