@@ -70,14 +70,26 @@ struct rt_lpm_roa_group {
 
 HASH_DEFINE_REHASH_FN(RLR, struct rt_lpm_roa_group)
 
-/* The ipv4 or ipv6 net of a ROA's prefix */
-static inline void
+/*
+ * The ipv4 or ipv6 net of a ROA's prefix; 0 for a prefix with host bits set
+ * (BIRD validates them away; were one to come, stock's loop, which trims
+ * the route's prefix and compares, would never match it: left out alike)
+ */
+static inline int
 rt_lpm_roa_key(net_addr *k, const net_addr *roa)
 {
   if (roa->type == NET_ROA4)
-    net_fill_ip4(k, ((const net_addr_roa4 *) roa)->prefix, roa->pxlen);
+  {
+    ip4_addr a = ((const net_addr_roa4 *) roa)->prefix;
+    net_fill_ip4(k, a, roa->pxlen);
+    return ip4_equal(a, ip4_and(a, ip4_mkmask(roa->pxlen)));
+  }
   else
-    net_fill_ip6(k, ((const net_addr_roa6 *) roa)->prefix, roa->pxlen);
+  {
+    ip6_addr a = ((const net_addr_roa6 *) roa)->prefix;
+    net_fill_ip6(k, a, roa->pxlen);
+    return ip6_equal(a, ip6_and(a, ip6_mkmask(roa->pxlen)));
+  }
 }
 
 /* @k := @a trimmed to @len */
@@ -103,33 +115,30 @@ rt_lpm_roa_new(pool *p)
   return r;
 }
 
-/* Every mask must be computed again: a group appeared or went */
+/* Every covering link must be found again: a group appeared or went */
 static void
 rt_lpm_roa_changed(struct rt_lpm_roa *r)
 {
   if (++r->gen)
     return;
 
-  /* Wrapped around: no mask may look valid by chance */
+  /* Wrapped around: no covering link may look current by chance */
   HASH_WALK(r->hash, next, g)
     g->gen = 0;
   HASH_WALK_END;
   r->gen = 1;
 }
 
-/* The group of @roa's prefix, created if it has none */
+/* The group of prefix @k, created if it has none */
 static struct rt_lpm_roa_group *
-rt_lpm_roa_get(struct rt_lpm_roa *r, const net_addr *roa)
+rt_lpm_roa_get(struct rt_lpm_roa *r, const net_addr *k)
 {
-  net_addr k;
-  rt_lpm_roa_key(&k, roa);
-
-  struct rt_lpm_roa_group *g = HASH_FIND(r->hash, RLR, &k);
+  struct rt_lpm_roa_group *g = HASH_FIND(r->hash, RLR, k);
   if (g)
     return g;
 
   g = sl_allocz(r->slab);
-  net_copy(&g->n, &k);
+  net_copy(&g->n, k);
   g->id = idm_alloc(&r->ids);
 
   if (g->id >= r->ids_max)
@@ -142,7 +151,7 @@ rt_lpm_roa_get(struct rt_lpm_roa *r, const net_addr *roa)
 
   r->group[g->id] = g;
   HASH_INSERT2(r->hash, RLR, r->pool, g);
-  r->len_groups[k.pxlen]++;
+  r->len_groups[k->pxlen]++;
   r->groups++;
   rt_lpm_roa_changed(r);
   return g;
@@ -234,8 +243,9 @@ rt_lpm_roa_build(struct rt_lpm *l)
 
   FIB_WALK(&tab->fib, net, n)
   {
-    if (rte_is_valid(n->routes))
-      rt_lpm_roa_add(r, rt_lpm_roa_get(r, n->n.addr), rt_lpm_roa_of(n->n.addr));
+    net_addr k;
+    if (rte_is_valid(n->routes) && rt_lpm_roa_key(&k, n->n.addr))
+      rt_lpm_roa_add(r, rt_lpm_roa_get(r, &k), rt_lpm_roa_of(n->n.addr));
   }
   FIB_WALK_END;
 
@@ -269,19 +279,21 @@ rt_lpm_roa_net_changed(struct rt_lpm *l, net *n, int valid)
 {
   struct rt_lpm_roa *r = l->roa;
   u64 e = rt_lpm_roa_of(n->n.addr);
+  net_addr k;
   u32 old;
+
+  if (!rt_lpm_roa_key(&k, n->n.addr))
+    return 0;
 
   if (valid)
   {
-    struct rt_lpm_roa_group *g = rt_lpm_roa_get(r, n->n.addr);
+    struct rt_lpm_roa_group *g = rt_lpm_roa_get(r, &k);
     if (rt_lpm_roa_add(r, g, e))
       return 0;
 
     return (lpm_update(l->e, &g->n, g->id, &old) < 0) ? -1 : 0;
   }
 
-  net_addr k;
-  rt_lpm_roa_key(&k, n->n.addr);
   struct rt_lpm_roa_group *g = HASH_FIND(r->hash, RLR, &k);
   if (!g || rt_lpm_roa_del(g, e))
     return 0;

@@ -74,11 +74,30 @@ gen_routes6() {
     for b in $(seq 0 11 255); do printf '  route 2001:db8:%x:%x::/64 blackhole; route 2001:db8:%x:%x::1/128 blackhole;\n' "$a" "$b" "$a" "$b"; done
   done
 }
-mkconf() {  # mkconf FILE TABLE-OPTIONS
+gen_roas() {  # nested ROAs: /8../24, max lengths, several origins per prefix
+  echo "  route 10.0.0.0/8 max 12 as 64500;"
+  for a in $(seq 0 23); do
+    echo "  route 10.$a.0.0/16 max $((16 + a % 5)) as $((64500 + a % 7));"
+    for b in $(seq 0 16 255); do echo "  route 10.$a.$b.0/20 max 24 as 64510;"; done
+    for b in $(seq 0 5 255); do echo "  route 10.$a.$b.0/24 max 24 as $((64500 + b % 13)); route 10.$a.$b.0/24 max 24 as 64511;"; done
+  done
+}
+gen_roas6() {
+  echo "  route 2001:db8::/32 max 40 as 64500;"
+  for a in $(seq 0 15); do
+    printf '  route 2001:db8:%x::/48 max %d as %d;\n' "$a" $((48 + a % 9)) $((64500 + a % 7))
+    for b in $(seq 0 9 255); do printf '  route 2001:db8:%x:%x00::/56 max 64 as 64510; route 2001:db8:%x:%x00::/56 max 56 as 64511;\n' "$a" "$b" "$a" "$b"; done
+  done
+}
+mkconf() {  # mkconf FILE TABLE-OPTIONS [ROA-TABLE-OPTIONS]
   {
     echo "router id 192.0.2.1;"
     echo "ipv4 table master4 { $2 };"
     echo "ipv6 table master6 { $2 };"
+    echo "roa4 table r4 { ${3:-} };"
+    echo "roa6 table r6 { ${3:-} };"
+    echo "protocol static roas4 { roa4 { table r4; }; "; gen_roas; echo "}"
+    echo "protocol static roas6 { roa6 { table r6; }; "; gen_roas6; echo "}"
     echo "protocol device {}"
     echo "protocol static s4 { ipv4 { import where net !~ [ 10.3.0.0/16+, 10.5.7.0/24+ ]; }; "; gen_routes; echo "}"
     echo "protocol static s6 { ipv6 { import where net !~ [ 2001:db8:3::/48+ ]; }; "; gen_routes6; echo "}"
@@ -168,6 +187,53 @@ P configure > /dev/null
 check "lpm engine off drops the engine" grep -q "Engine: *none" <<< "$(P show lpm master4)"
 lookups P > "$WORK/p.out"
 check "answers identical to stock without the engine" diff -u "$WORK/s.out" "$WORK/p.out"
+
+# --- ROA tables: roa_check() through the engine, as stock answers ----------
+roaq() {
+  for i in $(seq 1 250); do
+    echo "10.$((RANDOM % 26)).$((RANDOM % 256)).0/$((8 + RANDOM % 25)) $((64500 + RANDOM % 14))"
+  done
+  for i in $(seq 1 20); do echo "10.$((RANDOM % 24)).$((RANDOM % 256)).0/24 0"; done
+  for i in $(seq 1 120); do
+    printf '2001:db8:%x:%x00::/%d %d\n' $((RANDOM % 18)) $((RANDOM % 256)) $((32 + RANDOM % 40)) $((64500 + RANDOM % 14))
+  done
+}
+roaq > "$WORK/roaq"
+roa_checks() {  # roa_checks P|S: every query through `eval roa_check()'
+  while read -r px asn; do
+    t=r4; case "$px" in *:*) t=r6 ;; esac
+    echo "$px $asn $("$1" eval "roa_check($t, $px, $asn)" | tr '\n' ' ')"
+  done < "$WORK/roaq"
+}
+verdicts() { awk '{print $NF}' "$1" | sort | uniq -c | tr '\n' ' '; }
+roa_checks S > "$WORK/sr.out"
+echo "stock ROA verdicts: $(verdicts "$WORK/sr.out")"
+check "stock's ROA checks give valid, invalid and unknown" bash -c "[ \$(awk '{print \$NF}' '$WORK/sr.out' | sort -u | wc -l) -ge 3 ]"
+for e in $engines; do
+  mkconf "$WORK/p.conf" "lpm engine off;" "lpm engine $e;"
+  out=$(P configure); echo "configure ROA tables to engine $e: $out"
+  check "birdc configure: ROA tables get engine $e" grep -q "Reconfigured" <<< "$out"
+  sl=$(P show lpm r4); echo "$sl"
+  n4=$(gen_roas | awk '{print $2}' | sort -u | wc -l)
+  check "show lpm r4: engine $e, $n4 distinct ROA prefixes" grep -q "Prefixes: *$n4 (distinct ROA prefixes" <<< "$sl"
+  roa_checks P > "$WORK/pr.out"
+  check "$e: $(wc -l < "$WORK/roaq") roa_check() answers identical to stock" diff -u "$WORK/sr.out" "$WORK/pr.out"
+  check "$e: the engine answered them" grep -qE "Lookups: *[1-9][0-9]* ROA checks answered" <<< "$(P show lpm r4)"
+  # ROAs withdrawn and back: every prefix leaves the engine, then returns
+  P disable roas4 > /dev/null; S disable roas4 > /dev/null; sleep 0.5
+  check "$e: no ROA prefixes held while the ROAs are gone" grep -q "Prefixes: *0 " <<< "$(P show lpm r4)"
+  roa_checks S > "$WORK/sr0.out"; roa_checks P > "$WORK/pr0.out"
+  check "$e: answers identical to stock without the IPv4 ROAs" diff -u "$WORK/sr0.out" "$WORK/pr0.out"
+  P enable roas4 > /dev/null; S enable roas4 > /dev/null; sleep 1
+  roa_checks P > "$WORK/pr.out"
+  check "$e: answers identical to stock after the ROAs came back" diff -u "$WORK/sr.out" "$WORK/pr.out"
+  out=$(P show lpm benchmark r4 2>&1)
+  check "$e: show lpm benchmark on a ROA table is refused with a reason" grep -q "is a ROA table" <<< "$out"
+done
+mkconf "$WORK/p.conf" "lpm engine off;" "lpm engine off;"
+P configure > /dev/null
+roa_checks P > "$WORK/pr.out"
+check "ROA tables without the engine again: answers identical to stock" diff -u "$WORK/sr.out" "$WORK/pr.out"
 
 # Bad birdc arguments: errors, not crashes
 for cmd in "show lpm nosuchtable" "show lpm benchmark master4 5" "show lpm benchmark" "show lpm benchmark master4" "show lpm master4 master6"; do

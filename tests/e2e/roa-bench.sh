@@ -2,13 +2,14 @@
 # ROA validation as route servers use it: bird imports full IPv4 and IPv6
 # tables from GoBGP through an import filter that calls roa_check() against
 # ROA tables of real size, stock and bloombird alternated, with and without
-# "trie on" in the ROA tables (and a baseline that loads the ROA tables but
-# does not check). Prints medians and writes build/bench/roa.md.
+# "trie on" in the ROA tables, with "lpm engine simd" in bloombird's (and a
+# baseline that loads the ROA tables but does not check). Prints medians and writes build/bench/roa.md.
 #
 #   tests/e2e/roa-bench.sh [runs]        as root, after make && make stock
 #
 # Env: ROA_RUNS       runs per build and variant (default 3; the argument wins)
-#      ROA_VARIANTS   any of "none off on" (default all three)
+#      ROA_VARIANTS   any of "none off on lpm" (default all four; lpm: the ROA
+#                     tables with "lpm engine simd" in bloombird, stock as off)
 #      ROA_CPU        CPU for bird (default 1; the rig and GoBGP get the other)
 #      ROA_PERF       1: profile bird over each IPv4 import (perf record, cpu-clock
 #                     samples with call graphs) into RUN/DIR/perf4.data and print
@@ -38,7 +39,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/roa/bird.conf.sh"
 
 RUNS=${1:-${ROA_RUNS:-3}}
-VARIANTS=${ROA_VARIANTS:-none off on}
+VARIANTS=${ROA_VARIANTS:-none off on lpm}
 BIRD_CPU=${ROA_CPU:-1}
 NCPU=$(nproc)   # before the rig pins itself
 MAX_OTHER=${ROA_MAX_OTHER:-1.0}
@@ -59,7 +60,7 @@ BIRD_AS=4200000002
 
 case "$RUNS" in ''|*[!0-9]*|0) echo "usage: $0 [runs]  (runs >= 1)" >&2; exit 2 ;; esac
 for v in $VARIANTS; do
-  case "$v" in none|off|on) ;; *) echo "roa-bench: unknown variant '$v' (none, off, on)" >&2; exit 2 ;; esac
+  case "$v" in none|off|on|lpm) ;; *) echo "roa-bench: unknown variant '$v' (none, off, on, lpm)" >&2; exit 2 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "roa-bench: needs root (network namespaces)" >&2; exit 1; }
 for b in "$BIN" "$SBIN"; do
@@ -199,7 +200,7 @@ one_run() {
   CUR_BIN=$SBIN; [ "$x" = bloombird ] && CUR_BIN=$BIN
   CUR_DIR=$RUN/$x-$v-$r CUR_TAG="run $r $x $v"
   mkdir -p "$CUR_DIR"
-  cp "$RUN/bird-$v.conf" "$CUR_DIR/bird.conf"
+  cp "$RUN/bird-$v-$x.conf" "$CUR_DIR/bird.conf"
   t0=$(now_ms)
   rig_bird bird "$DUT" "$CUR_BIN" "$CUR_DIR/bird.conf" "$CUR_DIR" || return 1
   CUR_PID=$(cat "$CUR_DIR/bird.pid")
@@ -249,7 +250,9 @@ one_run() {
 }
 
 # ------------------------------------------------------------------ runs
-for v in $VARIANTS; do roa_bird_conf "$v" "$DATA" "$FEED_AS" "$BIRD_AS" > "$RUN/bird-$v.conf"; done
+for v in $VARIANTS; do
+  for x in bloombird stock; do roa_bird_conf "$v" "$DATA" "$FEED_AS" "$BIRD_AS" "$x" > "$RUN/bird-$v-$x.conf"; done
+done
 rig_log "$RUNS runs x variants ($VARIANTS) x builds, alternated; bird on CPU $BIRD_CPU"
 fails=0
 for r in $(seq "$RUNS"); do

@@ -1,18 +1,21 @@
 # BIRD configuration of tests/e2e/roa-bench.sh (sourced; prints it).
-# roa_bird_conf VARIANT DATADIR FEEDER_AS BIRD_AS
+# roa_bird_conf VARIANT DATADIR FEEDER_AS BIRD_AS [BUILD]
 #   none  ROA tables loaded, import filter without roa_check (baseline)
 #   off   import filter marks roa_check()'s verdict, ROA tables without trie
 #   on    the same with "trie on" in both ROA tables
+#   lpm   the same with "lpm engine simd" in both ROA tables (bloombird);
+#         stock, which has no such option, gets the text of "off"
 # The verdict goes into the route's preference (an rta field, no extended
 # attribute to allocate): 101 valid, 102 invalid, 100 (BGP's default) unknown.
-# Stock and bloombird get this same text. The BGP protocols start disabled:
+# Stock and bloombird get this same text (but for lpm). The BGP protocols start disabled:
 # the script enables them once the static protocols have filled the ROA
 # tables, so that no route is checked against a partial table.
 # Part of bloombird. Can be freely distributed and used under the terms of
 # the GNU GPL, version 2 or any later version.
 roa_bird_conf() {
-  local variant=$1 data=$2 peer_as=$3 local_as=$4 topt="" imp4 imp6
+  local variant=$1 data=$2 peer_as=$3 local_as=$4 build=${5:-bloombird} topt="" imp4 imp6
   [ "$variant" = on ] && topt=" { trie on; }"
+  [ "$variant" = lpm ] && [ "$build" = bloombird ] && topt=" { lpm engine simd; }"
   if [ "$variant" = none ]; then
     imp4="import all;" imp6="import all;"
   else

@@ -12,7 +12,8 @@ import statistics
 import time
 
 BUILDS = ("stock", "bloombird")
-VNAME = {"none": "no check (baseline)", "off": "roa_check, trie off", "on": "roa_check, trie on"}
+VNAME = {"none": "no check (baseline)", "off": "roa_check, trie off", "on": "roa_check, trie on",
+         "lpm": "roa_check, lpm engine simd (stock: trie off)"}
 
 
 def load_rows(path, want):
