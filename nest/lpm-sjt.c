@@ -112,10 +112,15 @@ struct sjt_node {
 struct sjt_hash {
   uint order;
   uint count;
-  u8 *len;				/* 0: empty, else length + 1 */
-  u32 *val;
-  u32 *key4;
-  ip6_addr *key6;
+  uint stride;				/* Bytes per slot: 12 (IPv4), 24 (IPv6) */
+  byte *slot;				/* struct sjt_hslot, one array: a probe is one miss */
+};
+
+/* A slot of the prefix hash: length + 1 (0: empty), value, key (1 or 4 words) */
+struct sjt_hslot {
+  u32 len;
+  u32 val;
+  u32 key[];
 };
 
 /* Everything that describes the contents (a build makes a second one) */
@@ -267,44 +272,47 @@ sjt_hash_slot(const struct sjt_hash *h, const ip6_addr *a, uint len)
   return (uint) (x >> (64 - h->order));
 }
 
+static inline struct sjt_hslot *
+sjt_hash_at(const struct sjt_hash *h, uint i)
+{
+  return (struct sjt_hslot *) (h->slot + (size_t) i * h->stride);
+}
+
 static inline int
 sjt_hash_eq(const struct sjt_hash *h, uint i, const ip6_addr *a, uint len)
 {
-  if (h->len[i] != len + 1)
+  const struct sjt_hslot *x = sjt_hash_at(h, i);
+  if (x->len != len + 1)
     return 0;
-  return h->key4 ? (h->key4[i] == a->addr[0]) : ip6_equal(h->key6[i], *a);
+  if (h->stride == sizeof(struct sjt_hslot) + sizeof(u32))
+    return x->key[0] == a->addr[0];
+  return !((x->key[0] ^ a->addr[0]) | (x->key[1] ^ a->addr[1]) |
+	   (x->key[2] ^ a->addr[2]) | (x->key[3] ^ a->addr[3]));
 }
 
 static inline void
 sjt_hash_key(const struct sjt_hash *h, uint i, ip6_addr *a)
 {
-  if (h->key4)
-    *a = (ip6_addr) { .addr = { h->key4[i] } };
+  const struct sjt_hslot *x = sjt_hash_at(h, i);
+  if (h->stride == sizeof(struct sjt_hslot) + sizeof(u32))
+    *a = (ip6_addr) { .addr = { x->key[0] } };
   else
-    *a = h->key6[i];
+    *a = (ip6_addr) { .addr = { x->key[0], x->key[1], x->key[2], x->key[3] } };
 }
 
 static void
 sjt_hash_alloc(struct sjt *t, struct sjt_hash *h, uint order)
 {
-  uint n = 1U << order;
   h->order = order;
   h->count = 0;
-  h->len = mb_allocz(t->p, n);
-  h->val = mb_alloc(t->p, n * sizeof(u32));
-  h->key4 = t->v6 ? NULL : mb_alloc(t->p, n * sizeof(u32));
-  h->key6 = t->v6 ? mb_alloc(t->p, n * sizeof(ip6_addr)) : NULL;
+  h->stride = sizeof(struct sjt_hslot) + (t->v6 ? 4 : 1) * sizeof(u32);
+  h->slot = mb_allocz(t->p, (size_t) h->stride << order);
 }
 
 static void
 sjt_hash_free(struct sjt_hash *h)
 {
-  mb_free(h->len);
-  mb_free(h->val);
-  if (h->key4)
-    mb_free(h->key4);
-  if (h->key6)
-    mb_free(h->key6);
+  mb_free(h->slot);
   memset(h, 0, sizeof(*h));
 }
 
@@ -312,10 +320,10 @@ static int
 sjt_hash_find(const struct sjt_hash *h, const ip6_addr *a, uint len, u32 *val)
 {
   uint mask = (1U << h->order) - 1;
-  for (uint i = sjt_hash_slot(h, a, len); h->len[i]; i = (i + 1) & mask)
+  for (uint i = sjt_hash_slot(h, a, len); sjt_hash_at(h, i)->len; i = (i + 1) & mask)
     if (sjt_hash_eq(h, i, a, len))
     {
-      *val = h->val[i];
+      *val = sjt_hash_at(h, i)->val;
       return 1;
     }
   return 0;
@@ -327,19 +335,17 @@ sjt_hash_set(struct sjt_hash *h, const ip6_addr *a, uint len, u32 val)
 {
   uint mask = (1U << h->order) - 1;
   uint i = sjt_hash_slot(h, a, len);
-  for (; h->len[i]; i = (i + 1) & mask)
+  for (; sjt_hash_at(h, i)->len; i = (i + 1) & mask)
     if (sjt_hash_eq(h, i, a, len))
     {
-      h->val[i] = val;
+      sjt_hash_at(h, i)->val = val;
       return;
     }
 
-  h->len[i] = len + 1;
-  h->val[i] = val;
-  if (h->key4)
-    h->key4[i] = a->addr[0];
-  else
-    h->key6[i] = *a;
+  struct sjt_hslot *x = sjt_hash_at(h, i);
+  x->len = len + 1;
+  x->val = val;
+  memcpy(x->key, a->addr, h->stride - sizeof(struct sjt_hslot));
   h->count++;
 }
 
@@ -356,11 +362,11 @@ sjt_hash_room(struct sjt *t, struct sjt_hash *h, uint more)
 
   sjt_hash_alloc(t, h, order);
   for (uint i = 0; i < (1U << o.order); i++)
-    if (o.len[i])
+    if (sjt_hash_at(&o, i)->len)
     {
       ip6_addr a;
       sjt_hash_key(&o, i, &a);
-      sjt_hash_set(h, &a, o.len[i] - 1, o.val[i]);
+      sjt_hash_set(h, &a, sjt_hash_at(&o, i)->len - 1, sjt_hash_at(&o, i)->val);
     }
   sjt_hash_free(&o);
 }
@@ -372,29 +378,24 @@ sjt_hash_del(struct sjt_hash *h, const ip6_addr *a, uint len)
   uint i = sjt_hash_slot(h, a, len);
   while (!sjt_hash_eq(h, i, a, len))
   {
-    ASSERT(h->len[i]);
+    ASSERT(sjt_hash_at(h, i)->len);
     i = (i + 1) & mask;
   }
 
   /* Backward shift: move later members of the run into the hole */
-  for (uint j = (i + 1) & mask; h->len[j]; j = (j + 1) & mask)
+  for (uint j = (i + 1) & mask; sjt_hash_at(h, j)->len; j = (j + 1) & mask)
   {
     ip6_addr b;
     sjt_hash_key(h, j, &b);
-    uint home = sjt_hash_slot(h, &b, h->len[j] - 1);
+    uint home = sjt_hash_slot(h, &b, sjt_hash_at(h, j)->len - 1);
     if (((j - home) & mask) < ((j - i) & mask))
       continue;
 
-    h->len[i] = h->len[j];
-    h->val[i] = h->val[j];
-    if (h->key4)
-      h->key4[i] = h->key4[j];
-    else
-      h->key6[i] = h->key6[j];
+    memcpy(sjt_hash_at(h, i), sjt_hash_at(h, j), h->stride);
     i = j;
   }
 
-  h->len[i] = 0;
+  sjt_hash_at(h, i)->len = 0;
   h->count--;
 }
 
@@ -930,12 +931,7 @@ sjt_prefetch(const struct sjt *t, const net_addr *n, int child)
   __builtin_prefetch(&t->c.root_child[i], 0);
   __builtin_prefetch(&t->c.root->owner[i], 1);
   __builtin_prefetch(&t->mem[t->c.root->row + i], 1);
-  __builtin_prefetch(&h->len[s], 1);
-  __builtin_prefetch(&h->val[s], 1);
-  if (h->key4)
-    __builtin_prefetch(&h->key4[s], 1);
-  else
-    __builtin_prefetch(&h->key6[s], 1);
+  __builtin_prefetch(sjt_hash_at(h, s), 1);
 }
 
 static uint
@@ -1360,7 +1356,7 @@ sjt_mem_control(const struct sjt *t)
   for (uint k = 1; k < t->levels; k++)
     m += t->c.nodes[k] * (sizeof(struct sjt_node) + sjt_size(t, k)) + sjt_size(t, k) * sizeof(u32);
   m += t->child_slots * sizeof(void *);
-  m += (1ULL << t->c.h.order) * (1 + sizeof(u32) + (t->v6 ? sizeof(ip6_addr) : sizeof(u32)));
+  m += (u64) t->c.h.stride << t->c.h.order;
   for (uint s = 1; s <= SJT_MAX_STRIDE; s++)
     m += t->cfree[s] * sizeof(u32);
   m += t->climbo * sizeof(struct sjt_limbo);
