@@ -41,6 +41,8 @@ rt_lpm_show_one(struct cli *c, rtable *t)
     cli_printf(c, -CLI_LPM, "  Prefixes:         %lu (nets with a valid best route)", s.prefixes);
   cli_printf(c, -CLI_LPM, "  Memory:           %lu bytes for lookups, %lu for updates; %lu units, %lu retired",
 	     s.mem_lookup, s.mem_control, s.units, s.retired);
+  cli_printf(c, -CLI_LPM, "  Memory in all:    %lu bytes (engine and table side: %s)",
+	     rmemsize(l->pool).effective, l->roa ? "ROA prefix groups with their ROAs" : "net slots");
   cli_printf(c, -CLI_LPM, "  Updates:          %lu from the table, %lu applied by the engine, %lu failed",
 	     l->updates, s.updates, l->failures);
   cli_printf(c, -CLI_LPM, "  Last build:       %t ago, took %t s", current_time() - l->built, l->build_time);

@@ -225,6 +225,7 @@ for e in $engines; do
   sl=$(P show lpm r4); echo "$sl"
   n4=$(gen_roas | awk '{print $2}' | sort -u | wc -l)
   check "show lpm r4: engine $e, $n4 distinct ROA prefixes" grep -q "Prefixes: *$n4 (distinct ROA prefixes" <<< "$sl"
+  check "show lpm r4: memory in all, ROA groups included" grep -qE "Memory in all: *[1-9][0-9]* bytes .*ROA prefix groups" <<< "$sl"
   roa_checks P > "$WORK/pr.out"
   check "$e: $(wc -l < "$WORK/roaq") roa_check() answers identical to stock" diff -u "$WORK/sr.out" "$WORK/pr.out"
   check "$e: the engine answered them" grep -qE "Lookups: *[1-9][0-9]* ROA checks answered" <<< "$(P show lpm r4)"

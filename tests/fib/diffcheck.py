@@ -11,7 +11,8 @@ are exactly that case:
                than q, bloombird's is q itself (q is in the table: the answer
                of the fib loop and of fib_find);
   R f f0 t     the ROA check through the trie: stock's trie answer differs
-               from its own fib-loop answer f, bloombird's equals f.
+               from its own fib-loop answer f, bloombird's equals f;
+  W|B f f0 u t the same after ROAs lost (W) or regained (B) their routes.
 Prints the count of each; with --expect-trie-bug, fails if the case never
 occurred (the edge tables are built to contain it).
 """
@@ -42,6 +43,9 @@ with open(stock) as fs, open(bloom) as fb:
             h_bug += ok
         elif s[0] == b[0] == "R" and s[1:3] == b[1:3]:
             ok = (s[3] != s[1] and b[3] == b[1])
+            r_bug += ok
+        elif s[0] == b[0] and s[0] in ("W", "B") and s[1:4] == b[1:4]:
+            ok = (s[4] != s[1] and b[4] == b[1])
             r_bug += ok
         if not ok:
             bad.append((n, ls.rstrip(), lb.rstrip()))
