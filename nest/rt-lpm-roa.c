@@ -152,7 +152,6 @@ rt_lpm_roa_get(struct rt_lpm_roa *r, const net_addr *k)
   r->group[g->id] = g;
   HASH_INSERT2(r->hash, RLR, r->pool, g);
   r->len_groups[k->pxlen]++;
-  r->groups++;
   rt_lpm_roa_changed(r);
   return g;
 }
@@ -167,7 +166,6 @@ rt_lpm_roa_free(struct rt_lpm_roa *r, struct rt_lpm_roa_group *g)
   r->group[g->id] = NULL;
   idm_free(&r->ids, g->id);
   r->len_groups[g->n.pxlen]--;
-  r->groups--;
   sl_free(g);
   rt_lpm_roa_changed(r);
 }
@@ -250,7 +248,7 @@ rt_lpm_roa_build(struct rt_lpm *l)
   FIB_WALK_END;
 
   uint cnt = 0;
-  struct lpm_route *rt = mb_alloc(l->pool, MAX(r->groups, 1) * sizeof(struct lpm_route));
+  struct lpm_route *rt = mb_alloc(l->pool, MAX(r->hash.count, 1) * sizeof(struct lpm_route));
   HASH_WALK(r->hash, next, g)
   {
     net_copy(&rt[cnt].n.n, &g->n);

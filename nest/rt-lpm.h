@@ -64,8 +64,7 @@ struct rt_lpm_roa {
   struct rt_lpm_roa_group **group;	/* Group number -> group */
   u32 ids_max;				/* Size of @group */
   struct idm ids;			/* Group numbers in use */
-  u32 groups;				/* Groups, and of each length: */
-  u32 len_groups[IP6_MAX_PREFIX_LENGTH + 1];
+  u32 len_groups[IP6_MAX_PREFIX_LENGTH + 1];	/* Groups of each length */
   u32 gen;				/* Bumped when a group appears or goes */
   u64 ups;				/* Covering groups looked up */
 };
