@@ -92,16 +92,6 @@ rt_lpm_roa_key(net_addr *k, const net_addr *roa)
   }
 }
 
-/* @k := @a trimmed to @len */
-static inline void
-rt_lpm_roa_trim(net_addr *k, const net_addr *a, uint len)
-{
-  if (a->type == NET_IP4)
-    net_fill_ip4(k, ip4_and(net4_prefix(a), ip4_mkmask(len)), len);
-  else
-    net_fill_ip6(k, ip6_and(net6_prefix(a), ip6_mkmask(len)), len);
-}
-
 /* The group index of a ROA table's engine, empty */
 static struct rt_lpm_roa *
 rt_lpm_roa_new(pool *p)
@@ -310,10 +300,12 @@ rt_lpm_roa_up(struct rt_lpm_roa *r, struct rt_lpm_roa_group *g)
 
   g->up = NULL;
   net_addr k;
+  net_copy(&k, &g->n);
   for (int len = g->n.pxlen - 1; len >= 0; len--)
     if (r->len_groups[len])
     {
-      rt_lpm_roa_trim(&k, &g->n, len);
+      k.pxlen = len;
+      net_normalize(&k);
       if (g->up = HASH_FIND(r->hash, RLR, &k))
 	break;
     }
