@@ -60,6 +60,7 @@ struct nl_dump {
   u64 routes, deleted;			/* This dump */
   u8 waiting;				/* Stopped for a full write queue */
   u8 draining;				/* IPv6: stopped until the held writes are all done */
+  u8 requested;				/* The request is sent (IPv6: after the writer's batch) */
 };
 
 static struct tbf nl_dump_rl = TBF_DEFAULT_LOG_LIMITS;
@@ -99,36 +100,11 @@ nl_dump_close(struct nl_dump *d)
   d->len = 0;
 }
 
-/**
- * krt_sys_dump_start - ask the kernel for a kernel protocol's table
- * @p: the protocol
- * @flush: delete BIRD's routes in the dump instead of scanning them
- *
- * Returns 0 if the dump cannot be requested (logged).
- */
-int
-krt_sys_dump_start(struct krt_proto *p, int flush)
+/* Send the dump request; 0 if it fails (logged, socket closed) */
+static int
+nl_dump_request(struct krt_proto *p, struct nl_dump *d)
 {
-  struct nl_dump *d = p->sys.dump;
   u32 table_id = KRT_CF->sys.table_id;
-
-  if (!d)
-  {
-    d = p->sys.dump = mb_allocz(p->p.pool, sizeof(struct nl_dump));
-    d->buf = mb_alloc(p->p.pool, NL_DUMP_RX_SIZE);
-    d->fd = -1;
-  }
-
-  /* A dump abandoned half-way leaves its rest in the socket */
-  nl_dump_close(d);
-  if (!nl_dump_open(p, d))
-    return 0;
-
-  /* Writes held from here on (IPv6); none may be with the writer thread */
-  d->done = 0;
-  d->draining = 0;
-  if (p->af == AF_INET6)
-    nlq_quiesce(p);
 
   struct {
     struct nlmsghdr nh;
@@ -161,11 +137,50 @@ krt_sys_dump_start(struct krt_proto *p, int flush)
     return 0;
   }
 
+  d->requested = 1;
+  return 1;
+}
+
+/**
+ * krt_sys_dump_start - ask the kernel for a kernel protocol's table
+ * @p: the protocol
+ * @flush: delete BIRD's routes in the dump instead of scanning them
+ *
+ * An IPv6 dump holds the protocol's writes from here on, and none may be in
+ * the kernel while it is read: while the writer thread still has a batch of
+ * the protocol, the request waits for it (the first krt_sys_dump_step() after
+ * the batch sends it) instead of making BIRD's loop wait.
+ *
+ * Returns 0 if the dump cannot be requested (logged).
+ */
+int
+krt_sys_dump_start(struct krt_proto *p, int flush)
+{
+  struct nl_dump *d = p->sys.dump;
+
+  if (!d)
+  {
+    d = p->sys.dump = mb_allocz(p->p.pool, sizeof(struct nl_dump));
+    d->buf = mb_alloc(p->p.pool, NL_DUMP_RX_SIZE);
+    d->fd = -1;
+  }
+
+  /* A dump abandoned half-way leaves its rest in the socket */
+  nl_dump_close(d);
+  if (!nl_dump_open(p, d))
+    return 0;
+
   d->flush = flush;
   d->done = 0;
+  d->draining = 0;
   d->idle = 0;
+  d->requested = 0;
   d->routes = d->deleted = 0;
-  return 1;
+
+  if ((p->af == AF_INET6) && nlq_writing(p))
+    return 1;
+
+  return nl_dump_request(p, d);
 }
 
 /**
@@ -349,6 +364,19 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
     return -1;
 
   d->waiting = 0;
+
+  /* IPv6: requested once the writer is done with the protocol's batch */
+  if (!d->requested)
+  {
+    if (nlq_writing(p))
+    {
+      d->waiting = 1;
+      return 0;
+    }
+
+    if (!nl_dump_request(p, d))
+      return -1;
+  }
 
   for (;;)
   {

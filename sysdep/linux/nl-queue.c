@@ -65,6 +65,7 @@
 #include "nest/protocol.h"
 #include "nest/iface.h"
 #include "nest/cli.h"
+#include "nest/rt-cork.h"
 #include "lib/alloca.h"
 #include "lib/hash.h"
 #include "lib/timer.h"
@@ -89,7 +90,8 @@
 #define NLQ_RESYNC_DELAY	(2 S_)
 #define NLQ_RESYNC_INTERVAL	(10 S_)
 #define NLQ_PRESSURE_WAIT	(10 MS_)	/* Back-pressure waits this long for a batch, per loop cycle ... */
-#define NLQ_PRESSURE_HARD	8		/* ... and this many times `netlink queue` for ever */
+#define NLQ_PRESSURE_HARD	8		/* ... this many times `netlink queue` corks route import ... */
+#define NLQ_PRESSURE_LAST	16		/* ... and this many times it, for other producers, waits for ever */
 
 /* Stock's operations (netlink.c) */
 #define NL_OP_DELETE		0
@@ -121,7 +123,8 @@ struct nlq {
   event *event;				/* Sends what is pending */
   u8 mark_seen;				/* A scan runs: written routes count as seen */
   u8 thread;				/* Writes through the writer thread (netlink thread) */
-  u64 changes, coalesced, routes, messages, batches, failed, pressure, late;
+  u8 corked;				/* Holds the route import cork (nest/rt-cork.c) */
+  u64 changes, coalesced, routes, messages, batches, failed, pressure, late, corks;
   uint credit;				/* Routes the writer has done since back-pressure waited */
   btime longest;			/* Longest batch: sendmsg() and its answers */
   btime longest_wait;			/* Longest back-pressure wait */
@@ -154,6 +157,8 @@ static struct nlq *nlq_batch_q;		/* Whose batch it is */
 static uint nlq_batch_taken;		/* Networks in it */
 static int nlq_busy;			/* It is with the writer, or being written */
 static int nlq_late;			/* Back-pressure gave up waiting for it */
+static int nlq_kif_wanted;		/* An interface scan waits for it */
+static u64 nlq_kif_later;		/* Interface scans put off */
 static btime nlq_cycle;			/* current_time() of the loop cycle whose waits ... */
 static btime nlq_cycle_waited;		/* ... add up to this */
 
@@ -179,6 +184,14 @@ static void nlq_back_pressure(struct nlq *q);
 static void nlq_wait(void);
 static void nlq_next(struct nlq *after);
 static void nlq_seen_batch(struct nlq *q);
+static void nlq_uncork(struct nlq *q);
+
+/* The queue's hard limit: route import is corked there (nlq_back_pressure()) */
+static inline uint
+nlq_hard(struct nlq *q)
+{
+  return ((struct krt_config *) q->p->p.cf)->sys.nlq.queue * NLQ_PRESSURE_HARD;
+}
 
 /* Does a protocol's queue write through the writer thread? */
 static inline int
@@ -394,6 +407,7 @@ nlq_drop(struct krt_proto *p)
     nlq_free(q, e);
   }
   ev_postpone(q->event);
+  nlq_uncork(q);
 }
 
 /**
@@ -940,7 +954,11 @@ nlq_collected(void)
   nlq_complete();
 
   WALK_LIST(q, nlq_list)
+  {
+    if (q->hash.count < nlq_hard(q))
+      nlq_uncork(q);
     krt_slice_writes_done(q->p);
+  }
 }
 
 /* A batch the writer thread had is done (BIRD's loop, from its eventfd) */
@@ -953,7 +971,35 @@ nlq_writer_done(void)
     return;
 
   nlq_collected();
+
+  /* Between two batches: the interface scan put off meanwhile, at top level */
+  if (nlq_kif_wanted)
+  {
+    nlq_kif_wanted = 0;
+    kif_scan_deferred();
+  }
+
   nlq_next(q);
+}
+
+/*
+ * An interface scan dumps links and addresses synchronously. Made while the
+ * writer thread's batch is in the kernel, the dump waits for the kernel's
+ * locks behind hundreds of route changes, and BIRD's loop with it (hundreds of
+ * milliseconds seen in the rig). So it waits for the batch to be done,
+ * nlq_writer_done() runs it from there; the timer asks again within a second
+ * in case the batch is collected by a wait instead.
+ */
+int
+krt_sys_kif_scan_later(void)
+{
+  if (!nlq_busy || !nlw_threaded())
+    return 0;
+
+  nlq_kif_wanted = 1;
+  nlq_kif_later++;
+  kif_request_scan();
+  return 1;
 }
 
 /* Wait for the batch with the writer thread; the caller gives it the next one */
@@ -995,19 +1041,17 @@ nlq_wait(void)
 }
 
 /**
- * nlq_quiesce - wait until no batch of a kernel protocol is with the writer
+ * nlq_writing - has the writer thread a batch of a kernel protocol?
  * @p: the protocol
  *
- * Before an IPv6 dump (nl_dump_holds_writes()): the walk must not see the
- * table change.
+ * Its completion calls krt_slice_writes_done().
  */
-void
-nlq_quiesce(struct krt_proto *p)
+int
+nlq_writing(struct krt_proto *p)
 {
   struct nlq *q = p->sys.nlq;
 
-  while (q && nlq_busy && (nlq_batch_q == q))
-    nlq_wait();
+  return q && nlq_busy && (nlq_batch_q == q) && nlw_threaded();
 }
 
 /*
@@ -1022,7 +1066,12 @@ nlq_quiesce(struct krt_proto *p)
  * trie, waits for an RCU grace period), and BIRD's loop would freeze as long.
  * So the wait is bounded (NLQ_PRESSURE_WAIT): when the batch is later than
  * that, the queue may grow until it is done, up to NLQ_PRESSURE_HARD times
- * `netlink queue`, where the producer waits for as long as it takes. The
+ * `netlink queue`. There route import is corked (nest/rt-cork.c): BGP stops
+ * reading its sessions before the next UPDATE, so the loop goes on serving
+ * the CLI and the protocols while the kernel works, and the queue is released
+ * when a batch brings it below the limit again. Producers that cannot stop
+ * (feeds, static routes) fill the queue on up to NLQ_PRESSURE_LAST times
+ * `netlink queue`, where they wait for as long as it takes. The
  * bound is for all waits of one loop cycle together (one value of
  * current_time(), which BIRD's loop sets when it begins to run events and
  * again when it begins to read sockets): BGP reads up to four buffers in one
@@ -1040,11 +1089,34 @@ nlq_cycle_left(void)
   return (nlq_cycle_waited < NLQ_PRESSURE_WAIT) ? NLQ_PRESSURE_WAIT - nlq_cycle_waited : 0;
 }
 
+/* Hold the route import cork until the queue is below its hard limit again */
+static void
+nlq_cork(struct nlq *q)
+{
+  if (q->corked)
+    return;
+
+  q->corked = 1;
+  q->corks++;
+  rt_cork_acquire();
+}
+
+static void
+nlq_uncork(struct nlq *q)
+{
+  if (!q->corked)
+    return;
+
+  q->corked = 0;
+  rt_cork_release();
+}
+
 static void
 nlq_back_pressure(struct nlq *q)
 {
   struct krt_proto *p = q->p;
-  uint hard = KRT_CF->sys.nlq.queue * NLQ_PRESSURE_HARD;
+  uint hard = nlq_hard(q);
+  uint last = KRT_CF->sys.nlq.queue * NLQ_PRESSURE_LAST;
 
   q->pressure++;
 
@@ -1055,13 +1127,32 @@ nlq_back_pressure(struct nlq *q)
     return;
   }
 
+  /*
+   * At the hard limit with a batch in the kernel: BGP stops reading before
+   * its next UPDATE (the cork) until the writer has brought the queue below
+   * the limit, instead of waiting here with the whole loop. What is already
+   * being processed goes on, and producers that cannot stop wait at the last
+   * limit.
+   */
+  if (nlq_threaded(q) && (q->hash.count >= hard) && (q->hash.count < last) && !nlq_broken)
+  {
+    if (!nlq_busy)
+      nlq_send_batch(q);
+
+    if (nlq_busy)
+    {
+      nlq_cork(q);
+      return;
+    }
+  }
+
   btime t0 = current_time_now();
   btime left = nlq_cycle_left();
 
   if (!nlq_threaded(q) || (q->hash.count >= hard))
   {
-    /* Writing in BIRD's loop: until below the queue's size; at the hard limit: below it */
-    uint limit = nlq_threaded(q) ? hard : KRT_CF->sys.nlq.queue;
+    /* Writing in BIRD's loop: until below the queue's size; at the last limit: below it */
+    uint limit = nlq_threaded(q) ? last : KRT_CF->sys.nlq.queue;
 
     while ((q->hash.count >= limit) && !nlq_broken)
     {
@@ -1294,6 +1385,8 @@ nlq_show(struct krt_proto *p)
 
   cli_msg(-1006, "  Netlink writes:   batched, %u pending, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
 	  q->hash.count, q->changes, q->coalesced, q->routes, q->messages, q->batches);
-  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, %lu late batches), longest batch %t ms, batch now %u",
-	  q->failed, q->pressure, q->longest_wait * 1000, q->late, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
+  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, %lu late batches, import corked %lu times), longest batch %t ms, batch now %u",
+	  q->failed, q->pressure, q->longest_wait * 1000, q->late, q->corks, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
+  cli_msg(-1006, "  Interface scans put off for a batch: %lu", nlq_kif_later);
+  rt_cork_show();
 }

@@ -68,7 +68,7 @@ int nlq_kicks_later(struct krt_proto *p);
 int nlq_full(struct krt_proto *p);
 int nlq_held_full(struct krt_proto *p);
 int nlq_drained(struct krt_proto *p);
-void nlq_quiesce(struct krt_proto *p);
+int nlq_writing(struct krt_proto *p);
 struct network *nlq_route_net(struct krt_proto *p, const net_addr *n, int src, struct linpool *lp);
 void nlq_async_overflow(void);
 void nlq_kick(struct krt_proto *p);

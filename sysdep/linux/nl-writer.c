@@ -24,8 +24,7 @@
  * has said it is done (a mutex and a condition variable give that order), so
  * nothing else is shared. An eventfd in BIRD's loop calls the main thread's
  * hook when a batch is done; nlw_wait() blocks until then, for the few places
- * that must (back-pressure of a full queue, the start of an IPv6 dump, a
- * protocol stopping).
+ * that must (back-pressure of a full queue, a protocol stopping).
  *
  * If the thread cannot be started, nlw_submit() is never used and the queue
  * writes in BIRD's loop (nlw_write() there), as it does with `netlink thread

@@ -41,6 +41,7 @@ void krt_prune_net(struct krt_proto *p, net *n);
 void krt_prune_end(struct krt_proto *p);
 int krt_shutdown_done(struct krt_proto *p);
 void krt_scan_kick_all(void);
+void kif_scan_deferred(void);
 
 /*
  * The system side (sysdep/linux/nl-dump.c):
@@ -74,5 +75,13 @@ void krt_sys_writes_drop(struct krt_proto *p);
 void krt_sys_mark_seen(struct krt_proto *p, int on);
 btime krt_sys_slice(struct krt_proto *p);
 void krt_sys_show_info(struct krt_proto *p);
+
+/*
+ * sysdep/linux/nl-queue.c: krt_sys_kif_scan_later() puts an interface scan off
+ * while the writer thread has a batch of route writes in the kernel (the
+ * interface dump would wait for the kernel's locks behind it); it then calls
+ * kif_scan_deferred() from BIRD's loop when the batch is done.
+ */
+int krt_sys_kif_scan_later(void);
 
 #endif

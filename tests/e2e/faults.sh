@@ -13,6 +13,10 @@
 #             notifications: the kernel drops messages for bird; routes
 #             deleted behind bird's back meanwhile are restored by the
 #             patched bird's prompt resync (stock: at its next scan)
+#   corked    the patched side's write queue made tiny (`netlink queue 16`:
+#             route import corked at 128 waiting changes) and both BGP
+#             sessions reset: BGP stops reading while the kernel catches up
+#             and the re-learnt table reaches the kernel as stock's does
 #   killed    bird killed (SIGKILL, without persist) and stopped (SIGTERM,
 #             with persist) in the middle of a full-table install, then
 #             started again: the kernel ends as stock's ends
@@ -156,6 +160,33 @@ fault_enobufs() {
   reconfigure "$RUN/default-rx.conf"
 }
 
+corks() {  # corks -- times the patched side's kernel protocols corked route import
+  cli p show protocols all kernel4 kernel6 | sed -nE 's/.*import corked ([0-9]+) times.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+
+fault_corked() {
+  rig_log "faults: a tiny write queue corks route import while both BGP sessions are re-learnt"
+  kernel_conf "netlink queue 16;" > "$RUN/corked.conf"
+  cp "$RUN/corked.conf" "$RUN/p/bird.conf"
+  check "p: netlink queue 16 taken without a restart" grep -q "Reconfigured" <(cli p configure)
+  local before
+  before=$(corks)
+  for x in p s; do
+    ns "bb-feed-$x" gobgp neighbor 10.255.0.2 reset >/dev/null; ns "bb-feed-$x" gobgp neighbor fdbb::2 reset >/dev/null
+  done
+  sleep 3
+  wait_both 900 && ok "converged after the sessions were reset" || bad "converged after the sessions were reset"
+  wait_kernel_equal
+  compare_kernel corked
+  local after
+  after=$(corks)
+  echo "  p: route import corked $((after - before)) times during the re-learning"
+  check "p: route import was corked (the queue reached its hard limit)" [ "$after" -gt "$before" ]
+  check "p: the cork was released" grep -q "Import cork:      free" <(cli p show protocols all kernel4)
+  check "p: BGP sessions established" [ "$(cli p show protocols feeder4 feeder6 | grep -c Established)" = 2 ]
+  cp "$RUN/bird.conf" "$RUN/p/bird.conf"; cli p configure > /dev/null
+}
+
 declare -A PRUNES
 pruned() { grep -c "$2: Pruning table" "$RUN/$1/bird.log"; }   # pruned X PROTO -- prune runs logged
 pruned_since() { [ "$(pruned "$1" "$2")" -gt "$3" ]; }           # pruned_since X PROTO COUNT
@@ -212,4 +243,5 @@ fault_phases() {
   fault_killed nopersist
   fault_killed persist
   fault_enobufs
+  fault_corked
 }
