@@ -13,6 +13,9 @@
  *                        sequence number in front and garbage bytes behind
  *   NLF_SEND_FAIL=N      the write socket's sendmsg() fails with EPERM from
  *                        its Nth call on
+ *   NLF_SEND_DELAY_US=N  the write socket's sendmsg() sleeps N microseconds
+ *                        first (a slow kernel: batches late, the queue grows),
+ *   NLF_SEND_DELAY_EVERY=M  on every Mth call only (default: every call)
  *
  * Build: cc -shared -fPIC -o nlfault.so nlfault.c -ldl
  */
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 
@@ -35,7 +39,7 @@
 #define MAXFD 4096
 enum { NONE, NONBLOCK, WRITER, DUMPER };
 static unsigned char kind[MAXFD];
-static unsigned long reads, sends;
+static unsigned long reads, sends, delays;
 
 static int
 env(const char *name)
@@ -87,6 +91,11 @@ sendmsg(int fd, const struct msghdr *m, int flags)
     errno = EPERM;
     return -1;
   }
+
+  int delay = env("NLF_SEND_DELAY_US"), every = env("NLF_SEND_DELAY_EVERY");
+  if (delay && (fd >= 0) && (fd < MAXFD) && (kind[fd] == WRITER) && !(++delays % (every > 0 ? every : 1)))
+    usleep(delay);
+
   return real(fd, m, flags);
 }
 
