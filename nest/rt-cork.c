@@ -90,7 +90,7 @@ rt_cork_check(event *uncork)
   if (!rt_cork_count)
     return 0;
 
-  rt_cork_init_list();
+  /* The list was set up by the first rt_cork_acquire() */
   ev_enqueue(&rt_cork_waiting, uncork);
   rt_cork_stops++;
   return 1;
