@@ -13,6 +13,10 @@
 #             End-of-RIB ends the recovery, the kernel is scanned against it
 #   down      birdc down (kernel tables flushed)
 #
+# (BENCH_PHASES=install: install and down only. With BENCH_KRT_OPTS="netlink
+# async off;" both builds sync the kernel with stock's code, and what is left
+# between them is the FIB filter's cost at daemon level: make bench-daemon.)
+#
 # and, once per invocation, the feed's floor: stock bird with kernel export
 # off takes the same tables (Established -> full table), which bounds the
 # install time of any kernel sync in this rig.
@@ -28,14 +32,17 @@
 #      logged), BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_WRITER_CPUS (both:
 #      bird's threads other than the main one), BENCH_SCAN_WINDOW (45 s),
 #      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s"), BENCH_KRT_OPTS
-#      (options added to bloombird's kernel protocols, e.g. "netlink thread off;").
+#      (options added to bloombird's kernel protocols, e.g. "netlink thread off;"),
+#      BENCH_PHASES ("all" or "install"), BENCH_OUT (build/bench/e2e.md).
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
 
 RUNS=${1:-${BENCH_RUNS:-3}}
 BUILDS=${BENCH_BUILDS:-p s}
 RUN=$RIG_TOP/build/bench/run
-OUT=$RIG_TOP/build/bench/e2e.md
+OUT=${BENCH_OUT:-$RIG_TOP/build/bench/e2e.md}
+PHASES=${BENCH_PHASES:-all}
+case "$PHASES" in all|install) ;; *) echo "bench: BENCH_PHASES must be all or install" >&2; exit 2 ;; esac
 BIN=$RIG_TOP/build/bin
 SBIN=$RIG_TOP/build/stock/bin
 V4=${BENCH_V4:-$RIG_DATA/ipv4/tier1-2023.v4.txt.xz}
@@ -51,9 +58,9 @@ DUT=bb-dut
 # report -- medians of $METRICS and the digests of $TABLES into $OUT
 report() {
 mkdir -p "$(dirname "$OUT")"
-python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" <<'EOF'
+python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" "${BENCH_KRT_OPTS:-}" "$PHASES" <<'EOF'
 import statistics, sys
-metrics, tables, out, runs, v4, v6, n4, n6, ncpu = sys.argv[1:]
+metrics, tables, out, runs, v4, v6, n4, n6, ncpu, krt_opts, phases = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
 val = {}
 for x, i, k, v in rows:
@@ -81,6 +88,8 @@ lines = ["| metric | bloombird | stock | stock / bloombird | bloombird runs | st
          "| --- | ---: | ---: | ---: | --- | --- |"]
 for k, label, scale in names:
     d = val.get(k, {})
+    if not d:
+        continue   # a phase not run (BENCH_PHASES)
     p = [v * scale for v in d.get("p", [])]
     s = [v * scale for v in d.get("s", [])]
     mp = statistics.median(p) if p else None
@@ -95,6 +104,8 @@ for l in open(tables):
         dig.setdefault(ph, {}).setdefault(x, set()).add(h)
 for ph, label in (("install", "initial install"), ("restart", "restart of kernel protocols"), ("gr", "graceful restart end")):
     d = dig.get(ph, {})
+    if not d:
+        continue
     p, s = d.get("p", set()), d.get("s", set())
     same = "yes" if p and s and p == s and len(p) == 1 else ("no" if p and s else "-")
     lines.append("| kernel table 100 identical to stock's after %s (digests) | %s | %s | | %s | %s |" %
@@ -102,6 +113,10 @@ for ph, label in (("install", "initial install"), ("restart", "restart of kernel
 head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
         "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
         "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
+if krt_opts:
+    head += "bloombird's kernel protocols with `%s`%s.\n\n" % (krt_opts.strip(), " (stock's kernel sync code: the builds differ by the FIB filter and the LPM hooks)" if "async off" in krt_opts else "")
+if phases != "all":
+    head += "Phases: %s only.\n\n" % phases
 if fl:
     head += ("Feed floor (stock bird, kernel export none, %d runs): Established to full table %s s, bird CPU %s s; "
              "no kernel sync can complete sooner in this rig.\n\n" % (len(fl), " ".join("%.1f" % (v / 1000) for v in fl),
@@ -253,6 +268,7 @@ bench_run() {
   put rss_mib "$(( $(rig_rss "$BIRD") / 1024 ))"
   put stall_install_ms "$(stall "$d/stall" "$t0" "$t_kern")"
   table install
+  [ "$PHASES" = install ] && { bench_down "$d"; return; }
 
   # periodic scans
   sleep 2
@@ -283,8 +299,12 @@ bench_run() {
   kernel_complete || rig_log "kernel table incomplete after graceful restart"
   table gr
 
-  # down: kernel tables flushed
-  local td; td=$(now_ms)
+  bench_down "$d"
+}
+
+# bench_down DIR -- birdc down (kernel tables flushed), the run's counters
+bench_down() {
+  local d=$1 td; td=$(now_ms)
   cli down > /dev/null
   bird_gone || { rig_log "bird did not stop"; kill -9 "$BIRD"; }
   put down_s "$(( $(now_ms) - td ))"

@@ -8,6 +8,13 @@
  *
  *	fibtool diff  4|6 TABLE SEED   answers of every query, one per line
  *	fibtool bench 4|6 TABLE SEED   ns/op of each operation (median of 5)
+ *	fibtool pair  4|6 TABLE SEED   one round (of PASSES passes over its
+ *				       queries) of the operation on each line
+ *				       "NAME [PASSES]" of standard input, its
+ *				       mean ns/op on
+ *				       standard output (tests/bench/pair runs
+ *				       a stock and a patched one side by side
+ *				       and alternates them round by round)
  *	fibtool count 4|6 TABLE SEED   each operation once over its queries, in
  *				       a function of its own (count_NAME), for
  *				       valgrind --tool=callgrind --toggle-collect
@@ -399,6 +406,114 @@ count_fib_find_delete(rtable *tx)
   return acc;
 }
 
+/*
+ * Pair mode. One round of one operation per request, so that a driver can
+ * alternate the stock and the patched build round by round and compare
+ * each round with its neighbour: on a shared VM whose speed drifts by tens
+ * of percent within minutes, the ratio of two adjacent rounds is steadier
+ * than the ratio of two medians taken minutes apart. Same loops as
+ * BENCH_ONE().
+ */
+#define ROUND_OP(name, qs, expr, dep)						\
+  static NOINLINE double round_##name(void) {					\
+    double t0_ = now_ns(); uintptr_t acc_ = 0, last_ = 0;			\
+    for (uint i = 0; i < (qs).n; i++) {						\
+      uint j_ = (i + (dep ? (last_ & zero) : 0)) % (qs).n;			\
+      const net_addr *q = &(qs).q[j_].n; u32 asn = (qs).asn[j_]; (void) asn;	\
+      last_ = (uintptr_t) (expr); acc_ += last_; }				\
+    sink += acc_;								\
+    return (now_ns() - t0_) / (qs).n; }
+
+#define ROUND_OPS(name, qs, expr)						\
+  ROUND_OP(name, qs, expr, 1)							\
+  ROUND_OP(name##_tput, qs, expr, 0)
+
+ROUND_OPS(fib_find_hit_dormant, hit, fib_find(&tt->fib, q))
+ROUND_OPS(fib_find_hit, hit, fib_find(&tf->fib, q))
+ROUND_OPS(fib_find_miss, miss, fib_find(&tf->fib, q))
+ROUND_OPS(net_route_in, in, net_route(tf, q))
+ROUND_OPS(net_route_in_trie, in, net_route(tt, q))
+ROUND_OPS(net_route_random, any, net_route(tf, q))
+ROUND_OPS(net_route_random_trie, any, net_route(tt, q))
+ROUND_OPS(fib_route_in, in, fib_route(&tf->fib, q))
+ROUND_OP(roa_check, roa, net_roa_check(tr, q, asn), 0)
+ROUND_OP(roa_check_trie, roa, net_roa_check(trt, q, asn), 0)
+
+/* The whole table into a fresh FIB (timed), then out again (not timed) */
+static NOINLINE double
+round_fib_get_insert(void)
+{
+  pool *px = rp_new(&root_pool, "churn");
+  rtable *tx = new_table(px, churn_type, 0);
+  double t0 = now_ns();
+  sink += count_fib_get_insert(tx);
+  double t = (now_ns() - t0) / nets_n;
+  rfree(px);
+  return t;
+}
+
+/* The whole table into a fresh FIB (not timed), then out again (timed) */
+static NOINLINE double
+round_fib_find_delete(void)
+{
+  pool *px = rp_new(&root_pool, "churn");
+  rtable *tx = new_table(px, churn_type, 0);
+  sink += count_fib_get_insert(tx);
+  double t0 = now_ns();
+  sink += count_fib_find_delete(tx);
+  double t = (now_ns() - t0) / nets_n;
+  rfree(px);
+  return t;
+}
+
+static int
+pair_serve(void)
+{
+#define OP(name) { #name, round_##name }
+#define OPS(name) OP(name), OP(name##_tput)
+  static const struct { const char *name; double (*round)(void); } ops[] = {
+    OPS(fib_find_hit_dormant), OPS(fib_find_hit), OPS(fib_find_miss),
+    OPS(net_route_in), OPS(net_route_in_trie), OPS(net_route_random),
+    OPS(net_route_random_trie), OPS(fib_route_in), OP(roa_check), OP(roa_check_trie),
+    OP(fib_get_insert), OP(fib_find_delete),
+  };
+#undef OPS
+#undef OP
+
+  /* The operations, in bench order, then one answer per request */
+  printf("ops");
+  for (uint i = 0; i < ARRAY_SIZE(ops); i++)
+    printf(" %s", ops[i].name);
+  printf("\n");
+  fflush(stdout);
+
+  /* "NAME [PASSES]": that many passes over the operation's queries, the mean */
+  char line[80], name[64];
+  while (fgets(line, sizeof(line), stdin))
+  {
+    uint passes = 1, i = 0;
+    if ((sscanf(line, "%63s %u", name, &passes) < 1) || !passes || (passes > 1000))
+    {
+      printf("error bad request\n");
+      fflush(stdout);
+      continue;
+    }
+    while ((i < ARRAY_SIZE(ops)) && strcmp(ops[i].name, name))
+      i++;
+    if (i == ARRAY_SIZE(ops))
+      printf("error unknown operation '%s'\n", name);
+    else
+    {
+      double t = 0;
+      for (uint k = 0; k < passes; k++)
+	t += ops[i].round();	/* The filters' policy runs inside, as in bench mode */
+      printf("%s %.2f\n", ops[i].name, t / passes);
+    }
+    fflush(stdout);
+  }
+  return 0;
+}
+
 static int
 count_all(uint nq)
 {
@@ -450,10 +565,11 @@ int
 main(int argc, char *argv[])
 {
   if (argc < 5)
-    die("usage: fibtool diff|bench|count 4|6 TABLE SEED");
+    die("usage: fibtool diff|bench|pair|count 4|6 TABLE SEED");
 
   int count = !strcmp(argv[1], "count");
-  int bench = count || !strcmp(argv[1], "bench");
+  int pair = !strcmp(argv[1], "pair");
+  int bench = count || pair || !strcmp(argv[1], "bench");
   v6 = (argv[2][0] == '6');
   rs = strtoull(argv[4], NULL, 10) * 0x9e3779b97f4a7c15ULL + 1;
   zero = (argc > 99);		/* 0, unknown to the compiler */
@@ -604,6 +720,9 @@ main(int argc, char *argv[])
 
   if (count)
     return count_all(nq);
+
+  if (pair)
+    return pair_serve();
 
   /* Bench: memory first, then lookups, then churn */
   printf("# %s entries %u queries %u\n", v6 ? "ipv6" : "ipv4", entries, nq);
