@@ -15,7 +15,10 @@
 #
 # (BENCH_PHASES=install: install and down only. With BENCH_KRT_OPTS="netlink
 # async off;" both builds sync the kernel with stock's code, and what is left
-# between them is the FIB filter's cost at daemon level: make bench-daemon.)
+# between them is the FIB filter's cost at daemon level. BENCH_PHASES=import:
+# install and down with kernel export none in both builds, bird's own import
+# work alone, without the kernel's time per route. make bench-daemon runs
+# both.)
 #
 # and, once per invocation, the feed's floor: stock bird with kernel export
 # off takes the same tables (Established -> full table), which bounds the
@@ -33,7 +36,9 @@
 #      bird's threads other than the main one), BENCH_SCAN_WINDOW (45 s),
 #      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s"), BENCH_KRT_OPTS
 #      (options added to bloombird's kernel protocols, e.g. "netlink thread off;"),
-#      BENCH_PHASES ("all" or "install"), BENCH_OUT (build/bench/e2e.md).
+#      BENCH_PHASES ("all", "install" or "import"), BENCH_OUT (build/bench/e2e.md),
+#      BENCH_CALLGRIND (1: bird runs under callgrind, its instructions are
+#      counted: exact where this VM's wall time and CPU time are not).
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
 
@@ -42,7 +47,7 @@ BUILDS=${BENCH_BUILDS:-p s}
 RUN=$RIG_TOP/build/bench/run
 OUT=${BENCH_OUT:-$RIG_TOP/build/bench/e2e.md}
 PHASES=${BENCH_PHASES:-all}
-case "$PHASES" in all|install) ;; *) echo "bench: BENCH_PHASES must be all or install" >&2; exit 2 ;; esac
+case "$PHASES" in all|install|import) ;; *) echo "bench: BENCH_PHASES must be all, install or import" >&2; exit 2 ;; esac
 BIN=$RIG_TOP/build/bin
 SBIN=$RIG_TOP/build/stock/bin
 V4=${BENCH_V4:-$RIG_DATA/ipv4/tier1-2023.v4.txt.xz}
@@ -77,6 +82,7 @@ names = [
     ("gr_done_s", "graceful restart: command to recovery done (s)", 0.001),
     ("stall_gr_ms", "longest CLI stall, graceful restart and its end (ms)", 1),
     ("down_s", "birdc down incl. kernel flush (s)", 0.001),
+    ("instr_m", "bird's instructions in bgp_rx() (the import: decoding, filters, tables, FIB), callgrind (10^6)", 1),
     ("dropped_warnings", "'Kernel dropped some netlink messages' warnings per run", 1),
     ("write_failures", "kernel refusals logged per run (File exists, No such process; rate-limited)", 1),
 ]
@@ -94,7 +100,7 @@ for k, label, scale in names:
     s = [v * scale for v in d.get("s", [])]
     mp = statistics.median(p) if p else None
     ms = statistics.median(s) if s else None
-    ratio = "%.2fx" % (ms / mp) if mp and ms and mp > 0 else ""
+    ratio = ("%.3fx" if k == "instr_m" else "%.2fx") % (ms / mp) if mp and ms and mp > 0 else ""
     lines.append("| %s | %s | %s | %s | %s | %s |" % (label, fmt(mp) if mp is not None else "-",
         fmt(ms) if ms is not None else "-", ratio, " ".join(fmt(v) for v in p), " ".join(fmt(v) for v in s)))
 dig = {}
@@ -188,6 +194,10 @@ EOF
 sed -e "s/@KRT_OPTS@/${BENCH_KRT_OPTS:-}/" "$RUN/conf.in" > "$RUN/p.conf"
 sed -e "s/@KRT_OPTS@//" "$RUN/conf.in" > "$RUN/s.conf"
 sed -e '/^protocol kernel/s/export all/export none/' "$RUN/s.conf" > "$RUN/f.conf"
+# BENCH_PHASES=import: no kernel export in either build (bird's own work alone)
+if [ "$PHASES" = import ]; then
+  sed -i -e '/^protocol kernel/s/export all/export none/' "$RUN/p.conf" "$RUN/s.conf"
+fi
 
 # bird's main thread stays on CPU_BIRD; other threads (bloombird's Netlink
 # writer; stock has none) may use both CPUs
@@ -200,10 +210,16 @@ pin_threads() {
 }
 
 start_bird() {  # start_bird [-R] -- pinned, in the DUT namespace
-  ip netns exec "$DUT" taskset -c "$CPU_BIRD" "$(bin_of "$X")/bird" -f "$@" -c "$(conf_of "$X")" \
+  local vg=() wait=100
+  if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then   # bird's instructions, counted (about 50x slower)
+    vg=(valgrind --tool=callgrind --cache-sim=no --collect-atstart=no --toggle-collect=bgp_rx
+        --callgrind-out-file="$RUN/$X$I/callgrind.out")
+    wait=1200
+  fi
+  ip netns exec "$DUT" taskset -c "$CPU_BIRD" "${vg[@]}" "$(bin_of "$X")/bird" -f "$@" -c "$(conf_of "$X")" \
     -s "$RUN/bird.ctl" >> "$RUN/bird.log" 2>&1 &
   BIRD=$!
-  for _ in $(seq 100); do cli show status >/dev/null && { pin_threads; return 0; }; sleep 0.1; done
+  for _ in $(seq "$wait"); do cli show status >/dev/null && { pin_threads; return 0; }; sleep 0.1; done
   echo "bench: bird did not come up:" >&2; tail "$RUN/bird.log" >&2; return 1
 }
 
@@ -253,22 +269,30 @@ bench_run() {
   # install
   t0=$(now_ms)
   start_bird || return 1
-  taskset -c "$CPU_OTHER" python3 "$RIG_TOP/tests/e2e/clistall.py" "$RUN/bird.ctl" "$d/stall" &
-  SAMPLER=$!
+  if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then   # no CLI load in the count
+    SAMPLER=
+  else
+    taskset -c "$CPU_OTHER" python3 "$RIG_TOP/tests/e2e/clistall.py" "$RUN/bird.ctl" "$d/stall" &
+    SAMPLER=$!
+  fi
   wait_for 120 0.05 established || { rig_log "no session"; return 1; }
   t_est=$(now_ms)
   wait_for 900 0.2 bgp_full || rig_log "bird did not get the full table"
   t_full=$(now_ms)
   K4=$(routes table master4); K6=$(routes table master6)
-  wait_for 900 0.05 kernel_complete || rig_log "kernel table incomplete"
+  if [ "$PHASES" = import ]; then   # nothing goes to the kernel
+    K4=0 K6=0
+  else
+    wait_for 900 0.05 kernel_complete || rig_log "kernel table incomplete"
+  fi
   t_kern=$(now_ms)
   put est_full_s "$(( t_full - t_est ))"
-  put est_kernel_s "$(( t_kern - t_est ))"
+  [ "$PHASES" = import ] || put est_kernel_s "$(( t_kern - t_est ))"
   put cpu_s "$(rig_cpu "$BIRD")"
   put rss_mib "$(( $(rig_rss "$BIRD") / 1024 ))"
-  put stall_install_ms "$(stall "$d/stall" "$t0" "$t_kern")"
-  table install
-  [ "$PHASES" = install ] && { bench_down "$d"; return; }
+  [ -f "$d/stall" ] && put stall_install_ms "$(stall "$d/stall" "$t0" "$t_kern")"
+  [ "$PHASES" = import ] || table install
+  [ "$PHASES" != all ] && { bench_down "$d"; return; }
 
   # periodic scans
   sleep 2
@@ -313,6 +337,9 @@ bench_down() {
     rig_log "kernel table not empty after down: $(rig_kernel4 "$DUT" 100) IPv4 routes in table 100, $(( $(rig_kernel6 "$DUT") - BASE6 )) IPv6 routes more than before"
   put dropped_warnings "$(grep -c "Kernel dropped some netlink messages" "$RUN/bird.log")"
   put write_failures "$(grep -c "Netlink: File exists\|Netlink: No such process" "$RUN/bird.log")"
+  if [ -f "$d/callgrind.out" ]; then   # BENCH_CALLGRIND: instructions inside bgp_rx(), the import
+    put instr_m "$(awk '/^(summary|totals):/ {printf "%.1f", $2 / 1e6; exit}' "$d/callgrind.out")"
+  fi
   cp "$RUN/bird.log" "$d/bird.log"
 }
 

@@ -123,7 +123,7 @@ rig_routes() {
 
 # rig_kernel4 NS TABLE -- IPv4 prefixes in a kernel table (the kernel's own counter: cheap to poll)
 rig_kernel4() {
-  ns "$1" cat /proc/net/fib_triestat 2>/dev/null | awk -v t="$2:" '$1 == "Id" && $2 == t {f = 1} f && /Prefixes:/ {print $2; exit}' | awk '{print $1 + 0}'
+  ns "$1" cat /proc/net/fib_triestat 2>/dev/null | awk -v t="$2:" '$1 == "Id" && $2 == t {f = 1} f && /Prefixes:/ {print $2; exit}' | awk '{n = $1} END {print n + 0}'   # 0 if the table does not exist
 }
 
 # rig_kernel6 NS -- IPv6 routes in all tables of the namespace (the kernel's counter)
