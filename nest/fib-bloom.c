@@ -218,9 +218,11 @@ bloom_flush_batch(struct fib_bloom *b)
  * enabled, allocates an empty one for twice the FIB's hash size (the most
  * entries it holds before its next rehash), or twice its entries if more.
  * The nodes are then fed by fib_bloom_rebuild_node(): fib_rehash() does it
- * in its own walk, while each node is in cache anyway.
+ * in its own walk, while each node is in cache anyway. Returns whether
+ * there is a filter to feed, so that a rehash without one (a table that only
+ * imports) calls nothing per node.
  */
-void
+int
 fib_bloom_rebuild_begin(struct fib *f)
 {
   struct fib_bloom *b = f->bloom;
@@ -228,7 +230,7 @@ fib_bloom_rebuild_begin(struct fib *f)
   b->rebuilding = 0;
 
   if ((b->state != FIB_BLOOM_ACTIVE) || (f->hash_order < FIB_BLOOM_MIN_ORDER))
-    return;
+    return 0;
 
   /* fib_get() may call us with the new node linked but not yet counted */
   u64 cap = MAX(2 * (u64) f->hash_size, FIB_BLOOM_HEADROOM((u64) f->entries + 1));
@@ -242,6 +244,7 @@ fib_bloom_rebuild_begin(struct fib *f)
   b->rebuilding = 1;
   b->batch_n = 0;
   fib_lpm_guards_init(f);
+  return 1;
 }
 
 void

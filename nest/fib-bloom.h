@@ -108,7 +108,7 @@ void fib_bloom_free(struct fib *f);
 void fib_bloom_resize(struct fib *f);		/* Rebuild from the nodes */
 
 /* fib_rehash() rebuilds the filter in its own walk over the nodes */
-void fib_bloom_rebuild_begin(struct fib *f);
+int fib_bloom_rebuild_begin(struct fib *f);	/* 0: no filter to feed */
 void fib_bloom_rebuild_node(struct fib *f, const net_addr *a);
 void fib_bloom_rebuild_end(struct fib *f);
 void fib_bloom_add(struct fib *f, const net_addr *a);	/* After an insert */
