@@ -692,6 +692,40 @@ dpcpe_update(struct lpm_engine *e, const net_addr *n, u32 val, u32 *old)
   return 0;
 }
 
+static u32
+dpcpe_get(const struct lpm_engine *e, const net_addr *n)
+{
+  struct dpcpe *x = (void *) e;
+  struct dpcpe_key k;
+  uint len;
+
+  net_key(x, n, &k, &len);
+  struct dpcpe_pfx *p = dpcpe_map_find(&x->map, k, len);
+  return p ? p->val : LPM_NONE;
+}
+
+static uint
+dpcpe_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
+{
+  struct dpcpe *x = (void *) e;
+  struct dpcpe_pfx *sl = x->map.count ? dpcpe_map_slots(&x->map) : NULL;
+  uint cnt = 0;
+
+  for (u32 i = 0; sl && (i < x->map.size) && (cnt < max); i++)
+  {
+    if (!sl[i].used)
+      continue;
+
+    if (x->bits == 32)
+      net_fill_ip4(&r[cnt].n.n, ip4_from_u32(sl[i].hi >> 32), sl[i].len);
+    else
+      net_fill_ip6(&r[cnt].n.n, ip6_build(sl[i].hi >> 32, (u32) sl[i].hi, sl[i].lo >> 32, (u32) sl[i].lo), sl[i].len);
+    r[cnt++].value = sl[i].val;
+  }
+
+  return cnt;
+}
+
 static int
 dpcpe_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
 {
@@ -1228,6 +1262,8 @@ const struct lpm_class lpm_dpcpe_class = {
   .update = dpcpe_update,
   .remove = dpcpe_remove,
   .build = dpcpe_build,
+  .find = dpcpe_get,
+  .dump = dpcpe_dump,
   .lookup4 = dpcpe_lookup4,
   .lookup6 = dpcpe_lookup6,
   .bulk4 = {
@@ -1259,6 +1295,8 @@ const struct lpm_class lpm_perlength_class = {
   .update = dpcpe_update,
   .remove = dpcpe_remove,
   .build = dpcpe_build,
+  .find = dpcpe_get,
+  .dump = dpcpe_dump,
   .lookup4 = dpcpe_lookup4,
   .lookup6 = dpcpe_lookup6,
   .bulk4 = {

@@ -301,6 +301,21 @@ pair_check_near(struct pair *p, int j)
   for (uint i = 0; i < n; i++)
     if (eng_lookup(p->e, p->u->bits, q[i]) != uni_lookup(p->u, q[i]))
       p->bad++;
+
+  /* Exact lookups (lpm_find()) and the match by prefixes (lpm_match()) */
+  struct uni *u = p->u;
+  net_addr_union na, px;
+  key_net(&na.n, u->bits, u->k[j], u->len[j]);
+  if (lpm_find(p->e, &na.n) != (u->present[j] ? u->val[j] : LPM_NONE))
+    p->bad++;
+
+  for (uint i = 0; i < MIN(n, 4); i++)
+  {
+    key_net(&na.n, u->bits, q[i], u->bits);
+    u32 want = uni_lookup(u, q[i]), m = lpm_match(p->e, &na.n, &px.n);
+    if ((m != want) || ((m != LPM_NONE) && (!net_in_netX(&na.n, &px.n) || (lpm_find(p->e, &px.n) != m))))
+      p->bad++;
+  }
 }
 
 /* Many queries: scalar singles, every variant's batch, the invariants */

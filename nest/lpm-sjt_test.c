@@ -285,12 +285,32 @@ check_prefix(struct lpm_engine *e, ip6_addr a, uint len)
   q[n++] = addr_inside(anchors[bt_random_n(ARRAY_SIZE(anchors))], 16);
   q[n++] = addr_inside(anchors[bt_random_n(ARRAY_SIZE(anchors))], 8);
 
+  /* The exact lookup of the prefix itself (lpm_find()) */
+  net_addr_union na, px;
+  mknet(&na.n, a, len);
+  if (lpm_find(e, &na.n) != ref_get(a, len))
+  {
+    LOG("find %s: got %u, want %u", astr(a, len), lpm_find(e, &na.n), ref_get(a, len));
+    return 0;
+  }
+
   for (uint i = 0; i < n; i++)
   {
     u32 got = eng_lookup(e, q[i]), want = ref_lookup(q[i]);
     if (got != want)
     {
       LOG("lookup %s: got %u, want %u (after %s)", astr(q[i], -1), got, want, astr(a, len));
+      return 0;
+    }
+
+    /* lpm_match() answers from the prefixes: the same value, from a covering prefix */
+    mknet(&na.n, q[i], bits);
+    u32 m = lpm_match(e, &na.n, &px.n);
+    if ((m != want) || ((m != LPM_NONE) && (!net_in_netX(&na.n, &px.n) || (ref_get(pmask(q[i], px.n.pxlen), px.n.pxlen) != m))))
+    {
+      char pb[64];
+      bsnprintf(pb, sizeof(pb), "%N", &px.n);
+      LOG("match %s: got %u from %s, want %u", astr(q[i], -1), m, pb, want);
       return 0;
     }
     q_add(q[i]);

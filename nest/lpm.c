@@ -166,6 +166,33 @@ lpm_free(struct lpm_engine *e)
 }
 
 /**
+ * lpm_match - longest-prefix match by exact lookups of the prefixes
+ * @e: engine
+ * @n: address as a net of full length (NET_IP4 or NET_IP6)
+ * @px: the matching prefix is put here
+ *
+ * See nest/lpm.h. Returns the value of the longest prefix held that covers
+ * @n, or %LPM_NONE (@px then undefined).
+ */
+u32
+lpm_match(const struct lpm_engine *e, const net_addr *n, net_addr *px)
+{
+  for (int len = n->pxlen; len >= 0; len--)
+  {
+    if (n->type == NET_IP4)
+      net_fill_ip4(px, ip4_and(net4_prefix(n), ip4_mkmask(len)), len);
+    else
+      net_fill_ip6(px, ip6_and(net6_prefix(n), ip6_mkmask(len)), len);
+
+    u32 v = lpm_find(e, px);
+    if (v != LPM_NONE)
+      return v;
+  }
+
+  return LPM_NONE;
+}
+
+/**
  * lpm_apply - apply a batch of changes
  * @e: the engine
  * @c: the changes, applied in order; @old and @result filled in

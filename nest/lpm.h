@@ -109,6 +109,8 @@ struct lpm_class {
   int (*remove)(struct lpm_engine *e, const net_addr *n, u32 *old);		/* *old = LPM_NONE if absent (@old may be NULL) */
   int (*build)(struct lpm_engine *e, const struct lpm_route *r, uint count);	/* Replace the whole contents */
   uint (*apply)(struct lpm_engine *e, struct lpm_change *c, uint count);	/* Optional: a batch in order; returns failures */
+  u32 (*find)(const struct lpm_engine *e, const net_addr *n);			/* Exact prefix: its value, LPM_NONE if absent */
+  uint (*dump)(const struct lpm_engine *e, struct lpm_route *r, uint max);	/* The contents, at most @max routes, in no order */
   u32 (*lookup4)(const struct lpm_engine *e, ip4_addr a);
   u32 (*lookup6)(const struct lpm_engine *e, ip6_addr a);
   lpm_bulk4_fn *bulk4[LPM_VAR_MAX];	/* Batch lookups per variant; NULL: not implemented */
@@ -180,6 +182,23 @@ static inline int lpm_apply_one(struct lpm_engine *e, struct lpm_change *c)
   return c->result = (c->value == LPM_NONE) ?
     lpm_remove(e, &c->n.n, &c->old) : lpm_update(e, &c->n.n, c->value, &c->old);
 }
+
+/* The value of exactly this prefix (host bits clear), LPM_NONE if it is not held */
+static inline u32 lpm_find(const struct lpm_engine *e, const net_addr *n)
+{ return e->class->find(e, n); }
+
+/*
+ * lpm_match() answers an address (a net of full length) from the prefixes
+ * themselves, longest first, by lpm_find(): the prefix in @px and its value,
+ * or LPM_NONE. Slow (one exact lookup per length), for the CLI and for
+ * cross-checks of the lookup structures, which must answer the same.
+ */
+u32 lpm_match(const struct lpm_engine *e, const net_addr *n, net_addr *px);
+
+/* The prefixes held and their values (lpm_stats()' @prefixes of them), into
+ * @r, at most @max; returns how many were written */
+static inline uint lpm_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
+{ return e->class->dump(e, r, max); }
 
 static inline int lpm_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
 { return e->class->build(e, r, count); }

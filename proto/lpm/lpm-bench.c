@@ -13,7 +13,8 @@
  * feed would cost: lookups of addresses inside random exported prefixes,
  * single and in batches of every variant this CPU runs (answers checked
  * against the single lookups), the same with the next-hop entry read as a
- * reader reads it, and BIRD's own fib_route() on the exported prefixes for
+ * reader reads it, and BIRD's own fib_route() on the exported prefixes (a
+ * FIB of them made for the purpose; the exporter keeps none) for
  * comparison. It then builds the exported prefixes into two fresh private
  * engines, once with one whole-table build (what a feed into an empty
  * engine does, lpm.c) and once with one update per prefix (what a feed
@@ -25,6 +26,7 @@
 #include "nest/cli.h"
 #include "nest/route.h"
 #include "nest/lpm.h"
+#include "nest/fib-bloom.h"
 #include "lib/string.h"
 
 #include "proto/lpm/lpm.h"
@@ -119,7 +121,9 @@ lpmx_bench_fam(struct lpmx_proto *p, struct lpmx_fam *f, pool *pp, uint count)
 {
   struct lpm_engine *e = f->e;
   int v6 = (e->net_type == NET_IP6);
-  uint nn = f->fib.entries;
+  struct lpm_stats st;
+  lpm_stats(e, &st);
+  uint nn = st.prefixes;
 
   if (!nn)
   {
@@ -128,15 +132,8 @@ lpmx_bench_fam(struct lpmx_proto *p, struct lpmx_fam *f, pool *pp, uint count)
   }
 
   /* The exported prefixes, then addresses inside random ones of them */
-  uint cnt = 0;
   struct lpm_route *r = mb_alloc(pp, nn * sizeof(struct lpm_route));
-  FIB_WALK(&f->fib, struct lpmx_net, x)
-  {
-    net_copy(&r[cnt].n.n, x->n.addr);
-    r[cnt].value = x->nh;
-    cnt++;
-  }
-  FIB_WALK_END;
+  uint cnt = lpm_dump(e, r, nn);
 
   ip4_addr *a4 = v6 ? NULL : mb_alloc(pp, count * sizeof(ip4_addr));
   ip6_addr *a6 = v6 ? mb_alloc(pp, count * sizeof(ip6_addr)) : NULL;
@@ -195,7 +192,13 @@ lpmx_bench_fam(struct lpmx_proto *p, struct lpmx_fam *f, pool *pp, uint count)
   lpmx_bench_line(tmp_sprintf("%s batches + next-hop entry", lpm_variant_names[e->variant]),
 		  lpmx_now_ns() - t0, count);
 
-  /* BIRD's FIB of the same prefixes */
+  /* BIRD's FIB of the same prefixes, with its filter as a routing table's */
+  struct fib fib;
+  fib_init(&fib, pp, e->net_type, sizeof(struct fib_node), 0, 0, NULL);
+  for (uint i = 0; i < cnt; i++)
+    fib_get(&fib, &r[i].n.n);
+  fib_bloom_pin(&fib, 1);
+
   net_addr_union q;
   t0 = lpmx_now_ns();
   for (uint i = 0; i < count; i++)
@@ -204,9 +207,10 @@ lpmx_bench_fam(struct lpmx_proto *p, struct lpmx_fam *f, pool *pp, uint count)
       net_fill_ip6(&q.n, a6[i], IP6_MAX_PREFIX_LENGTH);
     else
       net_fill_ip4(&q.n, a4[i], IP4_MAX_PREFIX_LENGTH);
-    sink += (uintptr_t) fib_route(&f->fib, &q.n);
+    sink += (uintptr_t) fib_route(&fib, &q.n);
   }
   lpmx_bench_line("fib_route() on the exported prefixes", lpmx_now_ns() - t0, count);
+  fib_free(&fib);
 
   /* A feed: one whole build against one update per prefix */
   u64 tb = 0, ts = 0;

@@ -17,8 +17,14 @@
  * Every exported route (rt_notify()) is reduced to its next-hop set, which
  * the next-hop table (lpm-nh.c) turns into a shared, counted entry; the
  * family's LPM engine (nest/lpm.h, `engine simd' by default) maps the
- * prefix to the entry's index. A private FIB of the exported prefixes
- * serves `show lpm lookup' with the prefix the answer came from.
+ * prefix to the entry's index. The engine is the only per-prefix state:
+ * a change goes to it with no lookup of its own (the engine returns the
+ * value it replaced, whose reference is then dropped), and `show lpm
+ * lookup' takes the prefix an answer came from from the engine's own
+ * prefixes (lpm_match()). A private FIB exists only while a feed is
+ * collected for one engine build (below): keeping one beside the engine at
+ * all times cost a hash insert, a node and two cache misses per route, the
+ * largest part of the protocol's cost in a convergence over BGP.
  *
  * With `shm "N"' the exporter region (header and next-hop table) and the
  * engine's lookup regions are named shared-memory objects that readers in
@@ -79,9 +85,9 @@ lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i, u64 since)
  * the start of the next round of the event loop (@flush), so a change
  * reaches readers in the loop round that brought it. A batch lets the
  * engine overlap the cache misses of several changes, which are most of
- * the cost of a change to a full table. The private FIB is updated at
- * once; a queued change holds the reference to its next-hop entry until
- * the engine returns the one it replaced.
+ * the cost of a change to a full table. A queued change holds the
+ * reference to its next-hop entry until the engine returns the one it
+ * replaced.
  */
 
 /* Is @n changed again after change @j of the batch? */
@@ -119,10 +125,8 @@ lpmx_flush_fam(struct lpmx_proto *p, struct lpmx_fam *f)
     f->failures++;
     if (c->value == LPM_NONE)
     {
-      /* Still in the engine: the FIB says so again */
+      /* Still in the engine, which keeps the reference */
       log_rl(&p->rl, L_ERR "%s: LPM engine out of memory removing %N", p->p.name, &c->n.n);
-      if ((c->old != LPM_NONE) && !lpmx_changed_later(f->q, j, n))
-	((struct lpmx_net *) fib_get(&f->fib, &c->n.n))->nh = c->old;
       continue;
     }
 
@@ -135,9 +139,6 @@ lpmx_flush_fam(struct lpmx_proto *p, struct lpmx_fam *f)
     u32 old;
     if ((lpm_remove(f->e, &c->n.n, &old) >= 0) && (old != LPM_NONE))
       lpmx_nh_put(&p->nht, old, p->tick_no);
-    struct lpmx_net *x = fib_find(&f->fib, &c->n.n);
-    if (x)
-      fib_delete(&f->fib, x);
   }
 
   lpmx_publish(p, f, f - p->fam, n ? f->q_ns : 0);
@@ -176,17 +177,32 @@ lpmx_queue(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n, u32 valu
 static void
 lpmx_withdraw(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n)
 {
+  /* The engine says whether it held the prefix (and drops nothing if not) */
+  if (!f->bulk)
+  {
+    lpmx_queue(p, f, n, LPM_NONE);
+    return;
+  }
+
+  /* Collecting a feed: the FIB node holds the reference */
   struct lpmx_net *x = fib_find(&f->fib, n);
   if (!x)
     return;
 
-  /* Collecting a feed: the FIB node holds the reference */
-  if (f->bulk)
-    lpmx_nh_put(&p->nht, x->nh, p->tick_no);
-  else
-    lpmx_queue(p, f, n, LPM_NONE);
-
+  lpmx_nh_put(&p->nht, x->nh, p->tick_no);
   fib_delete(&f->fib, x);
+}
+
+/* Drop the cached attributes and their entry (lpmx_nh_of()) */
+static void
+lpmx_nh_forget(struct lpmx_proto *p)
+{
+  if (!p->nh_rta)
+    return;
+
+  rta_free(p->nh_rta);
+  lpmx_nh_put(&p->nht, p->nh_idx, p->tick_no);
+  p->nh_rta = NULL;
 }
 
 /* A node of the private FIB before it holds a reference */
@@ -197,6 +213,41 @@ lpmx_net_init(struct fib *f UNUSED, void *N)
   x->nh = LPM_NONE;
 }
 
+/*
+ * The next-hop entry of a route's attributes, with one more reference, or
+ * -1 (not representable) / -2 (table full). Routes that came in one BGP
+ * update share one cached &rta, so the last one and its entry are kept
+ * (with a reference to each, so that neither can be reused for something
+ * else meanwhile): a run of such routes skips building and hashing the
+ * key, which cost as much as the rest of the protocol's own work.
+ */
+static int
+lpmx_nh_of(struct lpmx_proto *p, rta *a)
+{
+  struct lpmx_nh k;
+  int idx;
+
+  if (a == p->nh_rta)
+  {
+    lpmx_nh_ref(&p->nht, p->nh_idx);
+    return p->nh_idx;
+  }
+
+  if (lpmx_nh_key(&k, a) < 0)
+    return -1;
+  if ((idx = lpmx_nh_get(&p->nht, &k)) < 0)
+    return -2;
+
+  if (a->cached)
+  {
+    lpmx_nh_forget(p);
+    p->nh_rta = rta_clone(a);
+    p->nh_idx = idx;
+    lpmx_nh_ref(&p->nht, idx);
+  }
+  return idx;
+}
+
 static void
 lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rte *old UNUSED)
 {
@@ -204,7 +255,6 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   const net_addr *n = net->n.addr;
   uint i = lpmx_fam_of(n->type);
   struct lpmx_fam *f = &p->fam[i];
-  struct lpmx_nh k;
   int idx;
 
   if (!f->e || !net_is_ip(n))
@@ -214,14 +264,14 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
 
   if (!new)
     lpmx_withdraw(p, f, n);
-  else if (lpmx_nh_key(&k, new->attrs) < 0)
+  else if ((idx = lpmx_nh_of(p, new->attrs)) == -1)
   {
     f->rejected++;
     log_rl(&p->rl, L_WARN "%s: %N left out: next hop not representable (more than %u paths, or MPLS labels)",
 	   P->name, n, LPMX_PATHS);
     lpmx_withdraw(p, f, n);
   }
-  else if ((idx = lpmx_nh_get(&p->nht, &k)) < 0)
+  else if (idx < 0)
   {
     f->rejected++;
     log_rl(&p->rl, L_WARN "%s: %N left out: next-hop table full (%u entries)", P->name, n, p->nht.max);
@@ -239,8 +289,6 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
   else
   {
     /* The queued change holds the reference */
-    struct lpmx_net *x = fib_get(&f->fib, n);
-    x->nh = idx;
     lpmx_queue(p, f, n, idx);
     return;
   }
@@ -259,12 +307,39 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
  * feed begins, and routes that change or go while it runs, are handled
  * there too. When it ends, the engine is built from the FIB in one
  * lpm_build(), which links the complete table at once: readers see the
- * empty table until then, as they would have seen a half-filled one.
+ * empty table until then, as they would have seen a half-filled one. The
+ * FIB is freed after the build.
  */
 static inline struct lpmx_fam *
 lpmx_fam_of_channel(struct lpmx_proto *p, struct channel *c)
 {
   return (p->fam[0].c == c) ? &p->fam[0] : (p->fam[1].c == c) ? &p->fam[1] : NULL;
+}
+
+/* A feed collects routes in a private FIB: no filter (nothing is looked up
+ * but the prefixes that are there), so none is kept up to date */
+static void
+lpmx_fib_open(struct lpmx_proto *p, struct lpmx_fam *f)
+{
+  if (f->fib_up)
+    return;
+
+  fib_init(&f->fib, p->p.pool, f->c->net_type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, lpmx_net_init);
+  struct fib_bloom_config bc;
+  fib_bloom_config_default(&bc);
+  bc.enabled = 0;
+  fib_bloom_configure(&f->fib, &bc);
+  f->fib_up = 1;
+}
+
+static void
+lpmx_fib_close(struct lpmx_fam *f)
+{
+  if (!f->fib_up)
+    return;
+
+  fib_free(&f->fib);
+  f->fib_up = 0;
 }
 
 static void
@@ -280,7 +355,11 @@ lpmx_feed_begin(struct channel *c, int initial)
   /* Routes announced between the start and this may have been collected already */
   lpmx_flush_fam(p, f);
   lpm_stats(f->e, &s);
-  f->bulk = initial && !s.prefixes;
+  /* Since the start, routes are collected already (the FIB holds them) */
+  if (!f->bulk)
+    f->bulk = initial && !s.prefixes;
+  if (f->bulk)
+    lpmx_fib_open(p, f);
   f->feed_t0 = lpmx_now_ns();
 }
 
@@ -327,7 +406,13 @@ lpmx_feed_end(struct channel *c)
   lpmx_flush_fam(p, f);
   u64 t0 = lpmx_now_ns();
   int built = 0;
-  if (f->bulk)
+  if (f->bulk && !f->fib.entries)
+  {
+    /* Nothing collected: the engine stays as empty as it is (no build) */
+    f->bulk = 0;
+    lpmx_fib_close(f);
+  }
+  else if (f->bulk)
   {
     uint cnt = 0;
     struct lpm_route *r = mb_alloc(p->p.pool, MAX(f->fib.entries, 1) * sizeof(struct lpm_route));
@@ -354,6 +439,7 @@ lpmx_feed_end(struct channel *c)
       f->bulk_builds++;
       built = 1;
     }
+    lpmx_fib_close(f);
   }
 
   u64 t1 = lpmx_now_ns();
@@ -379,6 +465,10 @@ lpmx_tick(timer *t)
 
   __atomic_store_n(&h->heartbeat_ns, lpmx_now_ns(), __ATOMIC_RELAXED);
   lpmx_flush(p);
+
+  /* An entry that only the cache holds is not in use: let it go */
+  if (p->nh_rta && (p->nht.refs[p->nh_idx] == 1))
+    lpmx_nh_forget(p);
   if (!p->dirty && !p->nht.nlimbo)
     return;
 
@@ -449,6 +539,7 @@ lpmx_start(struct proto *P)
 
   p->rl = (struct tbf) TBF_DEFAULT_LOG_LIMITS;
   p->tick_no = 1;
+  p->nh_rta = NULL;
   p->dirty = 0;
   p->flush = NULL;
 
@@ -487,16 +578,10 @@ lpmx_start(struct proto *P)
       strncpy(h->fam[i].region, name, LPMX_NAME_MAX - 1);
     }
     f->q = mb_alloc(P->pool, LPMX_BATCH * sizeof(struct lpm_change));
-    fib_init(&f->fib, P->pool, type, sizeof(struct lpmx_net), OFFSETOF(struct lpmx_net, n), 0, lpmx_net_init);
-
-    /* Looked up by exact prefixes that are there, or by `show lpm lookup':
-     * a filter would only be kept up to date for nothing */
-    struct fib_bloom_config bc;
-    fib_bloom_config_default(&bc);
-    bc.enabled = 0;
-    fib_bloom_configure(&f->fib, &bc);
 
     /* The channel feeds once it is up, but announces routes from then on */
+    f->fib_up = 0;
+    lpmx_fib_open(p, f);
     f->bulk = 1;
     f->feed_t0 = lpmx_now_ns();
   }
@@ -517,6 +602,11 @@ static int
 lpmx_shutdown(struct proto *P)
 {
   struct lpmx_proto *p = (void *) P;
+
+  /* The next-hop table goes with the export; the attributes are BIRD's */
+  if (p->nh_rta)
+    rta_free(p->nh_rta);
+  p->nh_rta = NULL;
 
   if (p->x && p->x->hdr)
     lpmx_export_close(p->x);
@@ -659,17 +749,20 @@ lpmx_show_lookup(struct proto *P, const net_addr *n)
 
   lpmx_flush(p);
   u32 v = (n->type == NET_IP4) ? lpm_lookup4(f->e, net4_prefix(n)) : lpm_lookup6(f->e, net6_prefix(n));
-  struct lpmx_net *x = fib_route(&f->fib, n);
+
+  /* The prefix, from the engine's prefixes: they must give the same answer */
+  net_addr_union px;
+  u32 pv = lpm_match(f->e, n, &px.n);
 
   if (v == LPM_NONE)
-    cli_msg(-CLI_LPMX, "%I -%s", net_prefix(n), x ? " MISMATCH: the exported prefixes cover it" : " -");
+    cli_msg(-CLI_LPMX, "%I -%s", net_prefix(n), (pv != LPM_NONE) ? " MISMATCH: the exported prefixes cover it" : " -");
   else
   {
     lpmx_nh_format(txt, sizeof(txt), &p->nht.nh[v]);
-    if (!x || (x->nh != v))
-      cli_msg(-CLI_LPMX, "%I ? %s MISMATCH: the exported prefixes say %s", net_prefix(n), txt, x ? "another next hop" : "none");
+    if (pv != v)
+      cli_msg(-CLI_LPMX, "%I ? %s MISMATCH: the exported prefixes say %s", net_prefix(n), txt, (pv != LPM_NONE) ? "another next hop" : "none");
     else
-      cli_msg(-CLI_LPMX, "%I %N %s", net_prefix(n), x->n.addr, txt);
+      cli_msg(-CLI_LPMX, "%I %N %s", net_prefix(n), &px.n, txt);
   }
 
   cli_msg(0, "");

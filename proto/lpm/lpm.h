@@ -40,7 +40,7 @@ struct lpmx_nht {
   u32 *limbo, nlimbo;			/* Retired, oldest first */
 };
 
-/* A prefix the protocol exported, for `show lpm lookup' */
+/* A prefix collected by a feed for the engine's one build (lpm.c) */
 struct lpmx_net {
   u32 nh;				/* Next-hop entry */
   struct fib_node n;
@@ -50,7 +50,7 @@ struct lpmx_fam {
   struct channel *c;
   struct lpm_engine *e;
   struct lpm_reader proxy;		/* Stands for readers in other processes */
-  struct fib fib;			/* Exported prefixes */
+  struct fib fib;			/* Prefixes collected by a feed (@fib_up) */
   struct lpm_change *q;			/* Changes not in the engine yet (lpmx_flush_fam()) */
   uint nq;
   u64 q_ns;				/* When the oldest queued change came (ns) */
@@ -61,6 +61,7 @@ struct lpmx_fam {
 
   /* Feeds (lpm.c): an initial feed into an empty engine is one build */
   u8 bulk;				/* Feeding: routes go to @fib only */
+  u8 fib_up;				/* @fib exists (only while @bulk) */
   u64 feed_t0;				/* When the running feed began (ns) */
   u64 feed_ns, build_ns;		/* Last feed: whole duration, its build */
   u64 feed_prefixes;			/* Last feed: prefixes held at its end */
@@ -82,6 +83,8 @@ struct lpmx_proto {
   struct lpmx_fam fam[2];		/* [0] IPv4, [1] IPv6 */
   struct lpmx_export *x;
   struct lpmx_nht nht;
+  rta *nh_rta;				/* Last route's attributes (a reference), or NULL */
+  u32 nh_idx;				/* Their next-hop entry (a reference) */
   timer *tick;
   event *flush;				/* Applies the queued changes */
   u64 tick_no;				/* Reuse grace periods passed */
@@ -95,6 +98,7 @@ extern struct protocol proto_lpm;
 void lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpmx_nh *nh, u32 max);
 int lpmx_nh_key(struct lpmx_nh *k, const rta *a);
 int lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k);
+static inline void lpmx_nh_ref(struct lpmx_nht *t, u32 i) { t->refs[i]++; }
 void lpmx_nh_put(struct lpmx_nht *t, u32 i, u64 tick);
 void lpmx_nh_reclaim(struct lpmx_nht *t, u64 tick);
 
