@@ -305,6 +305,16 @@ sjt_hash_at(const struct sjt_hash *h, uint i)
   return (struct sjt_hslot *) (h->slot + (size_t) i * h->stride);
 }
 
+/* Fixed sizes, so that the copy is two or four stores and not a call */
+static inline void
+sjt_hash_key_set(const struct sjt_hash *h, struct sjt_hslot *x, const ip6_addr *a)
+{
+  if (h->stride == sizeof(struct sjt_hslot) + sizeof(u32))
+    x->key[0] = a->addr[0];
+  else
+    memcpy(x->key, a->addr, 4 * sizeof(u32));
+}
+
 static inline int
 sjt_hash_eq(const struct sjt_hash *h, uint i, const ip6_addr *a, uint len)
 {
@@ -389,7 +399,7 @@ sjt_hash_put(struct sjt_hash *h, uint i, const ip6_addr *a, uint len, u32 val, i
     return;
 
   x->len = len + 1;
-  memcpy(x->key, a->addr, h->stride - sizeof(struct sjt_hslot));
+  sjt_hash_key_set(h, x, a);
   h->count++;
 }
 
@@ -409,7 +419,7 @@ sjt_hash_set(struct sjt_hash *h, const ip6_addr *a, uint len, u32 val)
   struct sjt_hslot *x = sjt_hash_at(h, i);
   x->len = len + 1;
   x->val = val;
-  memcpy(x->key, a->addr, h->stride - sizeof(struct sjt_hslot));
+  sjt_hash_key_set(h, x, a);
   h->count++;
 }
 
@@ -424,14 +434,23 @@ sjt_hash_room(struct sjt *t, struct sjt_hash *h, uint more)
   while (!sjt_hash_fits(o.count + more, order))
     order++;
 
+  /* The keys are distinct: each goes to the first empty slot from its home */
   sjt_hash_alloc(t, h, order);
+  uint mask = (1U << order) - 1;
   for (uint i = 0; i < (1U << o.order); i++)
-    if (sjt_hash_at(&o, i)->len)
-    {
-      ip6_addr a;
-      sjt_hash_key(&o, i, &a);
-      sjt_hash_set(h, &a, sjt_hash_at(&o, i)->len - 1, sjt_hash_at(&o, i)->val);
-    }
+  {
+    const struct sjt_hslot *x = sjt_hash_at(&o, i);
+    if (!x->len)
+      continue;
+
+    ip6_addr a;
+    sjt_hash_key(&o, i, &a);
+    uint j = sjt_hash_slot(h, &a, x->len - 1);
+    while (sjt_hash_at(h, j)->len)
+      j = (j + 1) & mask;
+    memcpy(sjt_hash_at(h, j), x, h->stride);
+  }
+  h->count = o.count;
   sjt_hash_free(&o);
 }
 
@@ -612,9 +631,7 @@ static struct sjt_node *
 sjt_node_new(struct sjt *t, struct sjt_ctl *c, uint k, u8 owner, u32 agg)
 {
   struct sjt_node *n = sl_alloc(t->slab[k]);
-  memset(n, 0, sizeof(struct sjt_node));
-  n->agg = agg;
-  n->level = k;
+  *n = (struct sjt_node) { .agg = agg, .level = k };
   memset(n->owner, owner, sjt_size(t, k));
   c->nodes[k]++;
   sjt_agg(t, c, k, 1);

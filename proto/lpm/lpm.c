@@ -164,8 +164,12 @@ lpmx_queue(struct lpmx_proto *p, struct lpmx_fam *f, const net_addr *n, u32 valu
   if (!f->nq)
     f->q_ns = lpmx_now_ns();
 
+  /* A copy of a fixed size (net_copy() calls memcpy() for its variable one) */
   struct lpm_change *c = &f->q[f->nq++];
-  net_copy(&c->n.n, n);
+  if (n->type == NET_IP4)
+    c->n.ip4 = *(const net_addr_ip4 *) n;
+  else
+    c->n.ip6 = *(const net_addr_ip6 *) n;
   c->value = value;
 
   if (f->nq == LPMX_BATCH)
