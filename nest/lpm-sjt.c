@@ -407,20 +407,9 @@ sjt_hash_put(struct sjt_hash *h, uint i, const ip6_addr *a, uint len, u32 val, i
 static void
 sjt_hash_set(struct sjt_hash *h, const ip6_addr *a, uint len, u32 val)
 {
-  uint mask = (1U << h->order) - 1;
-  uint i = sjt_hash_slot(h, a, len);
-  for (; sjt_hash_at(h, i)->len; i = (i + 1) & mask)
-    if (sjt_hash_eq(h, i, a, len))
-    {
-      sjt_hash_at(h, i)->val = val;
-      return;
-    }
-
-  struct sjt_hslot *x = sjt_hash_at(h, i);
-  x->len = len + 1;
-  x->val = val;
-  sjt_hash_key_set(h, x, a);
-  h->count++;
+  uint i;
+  int had = sjt_hash_probe(h, a, len, &i);
+  sjt_hash_put(h, i, a, len, val, had);
 }
 
 static void
