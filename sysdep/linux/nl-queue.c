@@ -21,9 +21,10 @@
  * something to delete, and the metric that decides whether a REPLACE is
  * allowed. So what is sent is what stock would have sent for the net effect
  * of the changes, built by stock's own builder (nl_build_route()). The queue
- * holds at most `netlink queue` networks: a change that finds it full first
- * sends one batch (back-pressure: the producer pays, memory stays bounded);
- * otherwise an event sends it at the end of the loop iteration, in batches,
+ * holds about `netlink queue` networks: a change that finds it full hands the
+ * writer a batch and holds route import and the protocol's feed back until
+ * the kernel has caught up (back-pressure, nlq_back_pressure(): memory stays
+ * bounded, nothing waits in BIRD's loop); otherwise an event sends it at the end of the loop iteration, in batches,
  * for at most `scan slice` at a time. While a sliced scan reads an IPv6
  * table, that protocol's writes wait (nl_dump_holds_writes(), nl-dump.c).
  *
@@ -89,9 +90,7 @@
 #define NLQ_RCVBUF		(4 * 1024 * 1024)
 #define NLQ_RESYNC_DELAY	(2 S_)
 #define NLQ_RESYNC_INTERVAL	(10 S_)
-#define NLQ_PRESSURE_WAIT	(10 MS_)	/* Back-pressure waits this long for a batch, per loop cycle ... */
-#define NLQ_PRESSURE_HARD	8		/* ... this many times `netlink queue` corks route import ... */
-#define NLQ_PRESSURE_LAST	16		/* ... and this many times it, for other producers, waits for ever */
+#define NLQ_PRESSURE_LAST	16		/* This many times `netlink queue`: producers the cork does not stop wait */
 
 /* Stock's operations (netlink.c) */
 #define NL_OP_DELETE		0
@@ -124,8 +123,7 @@ struct nlq {
   u8 mark_seen;				/* A scan runs: written routes count as seen */
   u8 thread;				/* Writes through the writer thread (netlink thread) */
   u8 corked;				/* Holds the route import cork (nest/rt-cork.c) */
-  u64 changes, coalesced, routes, messages, batches, failed, pressure, late, corks;
-  uint credit;				/* Routes the writer has done since back-pressure waited */
+  u64 changes, coalesced, routes, messages, batches, failed, pressure, corks;
   btime longest;			/* Longest batch: sendmsg() and its answers */
   btime longest_wait;			/* Longest back-pressure wait */
   uint batch;				/* Networks per batch now (nlq_adapt()) */
@@ -156,11 +154,8 @@ static struct nlw_batch nlq_batch;
 static struct nlq *nlq_batch_q;		/* Whose batch it is */
 static uint nlq_batch_taken;		/* Networks in it */
 static int nlq_busy;			/* It is with the writer, or being written */
-static int nlq_late;			/* Back-pressure gave up waiting for it */
 static int nlq_kif_wanted;		/* An interface scan waits for it */
 static u64 nlq_kif_later;		/* Interface scans put off */
-static btime nlq_cycle;			/* current_time() of the loop cycle whose waits ... */
-static btime nlq_cycle_waited;		/* ... add up to this */
 
 static int nlq_fd = -1;			/* The write socket, shared by all kernel protocols */
 static u32 nlq_portid;
@@ -185,13 +180,6 @@ static void nlq_wait(void);
 static void nlq_next(struct nlq *after);
 static void nlq_seen_batch(struct nlq *q);
 static void nlq_uncork(struct nlq *q);
-
-/* The queue's hard limit: route import is corked there (nlq_back_pressure()) */
-static inline uint
-nlq_hard(struct nlq *q)
-{
-  return ((struct krt_config *) q->p->p.cf)->sys.nlq.queue * NLQ_PRESSURE_HARD;
-}
 
 /* Does a protocol's queue write through the writer thread? */
 static inline int
@@ -591,7 +579,13 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
       !(nlq_threaded(q) && nl_dump_holds_writes(p)))
     nlq_back_pressure(q);
 
-  if (!EMPTY_LIST(q->pending) && !ev_active(q->event))
+  /*
+   * With a batch in the writer thread, its completion sends the next one
+   * (nlq_next()); an event scheduled for nothing would keep BIRD's loop from
+   * reading the sockets of the CLI and the protocols (with events pending it
+   * reads them only every tenth cycle).
+   */
+  if (!EMPTY_LIST(q->pending) && !ev_active(q->event) && !(nlq_busy && nlq_threaded(q)))
     ev_schedule(q->event);
 
   return 1;
@@ -726,15 +720,7 @@ nlq_complete(void)
   uint cnt = b->cnt;
 
   nlq_busy = 0;
-  nlq_late = 0;
   nlq_batch_q = NULL;
-
-  /* A full queue's producer may add as many as were done without waiting (back-pressure) */
-  if (q)
-  {
-    uint size = ((struct krt_config *) q->p->p.cf)->sys.nlq.queue;
-    q->credit = (q->hash.count >= size) ? MIN(q->credit + nlq_batch_taken, size) : 0;
-  }
 
   if (b->bad_type)
     log_rl(&nlq_rl_bad, L_WARN "KRT: Unexpected Netlink message type %u on the write socket, skipped",
@@ -955,10 +941,23 @@ nlq_collected(void)
 
   WALK_LIST(q, nlq_list)
   {
-    if (q->hash.count < nlq_hard(q))
+    if (q->hash.count < ((struct krt_config *) q->p->p.cf)->sys.nlq.queue)
       nlq_uncork(q);
     krt_slice_writes_done(q->p);
   }
+}
+
+/* The writer has nothing to do: nothing would release a cork any more */
+static void
+nlq_uncork_idle(void)
+{
+  struct nlq *q;
+
+  if (nlq_busy)
+    return;
+
+  WALK_LIST(q, nlq_list)
+    nlq_uncork(q);
 }
 
 /* A batch the writer thread had is done (BIRD's loop, from its eventfd) */
@@ -980,6 +979,7 @@ nlq_writer_done(void)
   }
 
   nlq_next(q);
+  nlq_uncork_idle();
 }
 
 /*
@@ -1013,20 +1013,6 @@ nlq_wait_only(void)
   nlq_collected();
 }
 
-/* The same, but not longer than @timeout: 0 when the batch is still being written */
-static int
-nlq_wait_for(btime timeout)
-{
-  if (!nlq_busy || !nlw_threaded())
-    return 1;
-
-  if (!nlw_wait_for(timeout))
-    return 0;
-
-  nlq_collected();
-  return 1;
-}
-
 /* Wait for the batch with the writer thread, then go on with the next */
 static void
 nlq_wait(void)
@@ -1055,44 +1041,35 @@ nlq_writing(struct krt_proto *p)
 }
 
 /*
- * A full queue: the producer waits for the writer's batch (of any queue) and
- * gives it one of this queue; the completion of that one goes on round robin
- * (nlq_next()). Each batch done of the queue lets the producer add as many
- * changes without waiting (q->credit), so that a producer faster than the
- * kernel goes at the kernel's pace, waiting at most one batch at a time,
- * instead of waiting until the queue is below `netlink queue` again.
+ * A full queue (more than `netlink queue` changes waiting). Nothing waits
+ * for the writer in BIRD's loop: with a batch in the kernel, route import is
+ * corked (nest/rt-cork.c; BGP stops reading its sessions before the next
+ * UPDATE) and a feed of the protocol (its start, `restart`, a refeed) is held
+ * (the channel's feed event is not run again), so the loop goes on serving
+ * the CLI and the protocols while the kernel works. Both are released when a
+ * batch brings the queue below `netlink queue`, or when the writer has
+ * nothing left to do; the queue stays near that size, enough to keep the
+ * writer busy.
  *
- * Now and then the kernel takes 100 ms or more for one batch (it resizes its
- * trie, waits for an RCU grace period), and BIRD's loop would freeze as long.
- * So the wait is bounded (NLQ_PRESSURE_WAIT): when the batch is later than
- * that, the queue may grow until it is done, up to NLQ_PRESSURE_HARD times
- * `netlink queue`. There route import is corked (nest/rt-cork.c): BGP stops
- * reading its sessions before the next UPDATE, so the loop goes on serving
- * the CLI and the protocols while the kernel works, and the queue is released
- * when a batch brings it below the limit again. Producers that cannot stop
- * (feeds, static routes) fill the queue on up to NLQ_PRESSURE_LAST times
- * `netlink queue`, where they wait for as long as it takes. The
- * bound is for all waits of one loop cycle together (one value of
- * current_time(), which BIRD's loop sets when it begins to run events and
- * again when it begins to read sockets): BGP reads up to four buffers in one
- * cycle, each of which may fill the queue again, and the CLI waits for the
- * whole cycle.
+ * Waits inside the loop, bounded per loop cycle, were the way before: the
+ * bound held only as long as the main thread got its CPU back in time, and
+ * with events pending BIRD's loop reads the CLI only every tenth cycle, so
+ * ten bounded waits added up (100 ms and more in the rig).
+ *
+ * Producers that neither stops (a static protocol, a reload) fill the queue on
+ * up to NLQ_PRESSURE_LAST times `netlink queue`, where they wait for the
+ * writer for as long as it takes, so that memory stays bounded.
  */
-static btime
-nlq_cycle_left(void)
-{
-  if (current_time() != nlq_cycle)
-  {
-    nlq_cycle = current_time();
-    nlq_cycle_waited = 0;
-  }
-  return (nlq_cycle_waited < NLQ_PRESSURE_WAIT) ? NLQ_PRESSURE_WAIT - nlq_cycle_waited : 0;
-}
 
-/* Hold the route import cork until the queue is below its hard limit again */
+/* Hold the route import cork, and the protocol's feed, until the queue is below `netlink queue` again */
 static void
 nlq_cork(struct nlq *q)
 {
+  struct channel *c = q->p->p.main_channel;
+
+  if (c && (c->export_state == ES_FEEDING))
+    c->feed_held = 1;
+
   if (q->corked)
     return;
 
@@ -1104,6 +1081,15 @@ nlq_cork(struct nlq *q)
 static void
 nlq_uncork(struct nlq *q)
 {
+  struct channel *c = q->p->p.main_channel;
+
+  if (c && c->feed_held)
+  {
+    c->feed_held = 0;
+    if (c->export_state == ES_FEEDING)
+      ev_schedule_work(c->feed_event);
+  }
+
   if (!q->corked)
     return;
 
@@ -1115,65 +1101,32 @@ static void
 nlq_back_pressure(struct nlq *q)
 {
   struct krt_proto *p = q->p;
-  uint hard = nlq_hard(q);
   uint last = KRT_CF->sys.nlq.queue * NLQ_PRESSURE_LAST;
 
   q->pressure++;
 
-  /* The writer has done as many since the last wait */
-  if (q->credit && nlq_threaded(q) && (q->hash.count < hard))
-  {
-    q->credit--;
-    return;
-  }
-
-  /*
-   * At the hard limit with a batch in the kernel: BGP stops reading before
-   * its next UPDATE (the cork) until the writer has brought the queue below
-   * the limit, instead of waiting here with the whole loop. What is already
-   * being processed goes on, and producers that cannot stop wait at the last
-   * limit.
-   */
-  if (nlq_threaded(q) && (q->hash.count >= hard) && (q->hash.count < last) && !nlq_broken)
+  if (nlq_threaded(q) && !nlq_broken && (q->hash.count < last))
   {
     if (!nlq_busy)
       nlq_send_batch(q);
 
     if (nlq_busy)
-    {
       nlq_cork(q);
-      return;
-    }
+    return;
   }
 
+  /* Writing in BIRD's loop: until below the queue's size; at the last limit: below it */
   btime t0 = current_time_now();
-  btime left = nlq_cycle_left();
+  uint limit = nlq_threaded(q) ? last : KRT_CF->sys.nlq.queue;
 
-  if (!nlq_threaded(q) || (q->hash.count >= hard))
+  while ((q->hash.count >= limit) && !nlq_broken)
   {
-    /* Writing in BIRD's loop: until below the queue's size; at the last limit: below it */
-    uint limit = nlq_threaded(q) ? last : KRT_CF->sys.nlq.queue;
-
-    while ((q->hash.count >= limit) && !nlq_broken)
-    {
-      nlq_wait_only();
-      if (!nlq_send_batch(q))
-	break;
-    }
+    nlq_wait_only();
+    if (!nlq_send_batch(q))
+      break;
   }
-  else if (!nlq_busy || (!nlq_late && left && nlq_wait_for(left)))
-    nlq_send_batch(q);
-  else if (!nlq_late && (left == NLQ_PRESSURE_WAIT))
-  {
-    /* Late: no more waits for this batch */
-    nlq_late = 1;
-    q->late++;
-  }
-  /* Else this cycle has waited enough: the queue grows until the batch is done */
 
-  btime waited = current_time_now() - t0;
-  nlq_cycle_waited += waited;
-  q->longest_wait = MAX(q->longest_wait, waited);
+  q->longest_wait = MAX(q->longest_wait, current_time_now() - t0);
 }
 
 /**
@@ -1385,8 +1338,8 @@ nlq_show(struct krt_proto *p)
 
   cli_msg(-1006, "  Netlink writes:   batched, %u pending, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
 	  q->hash.count, q->changes, q->coalesced, q->routes, q->messages, q->batches);
-  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, %lu late batches, import corked %lu times), longest batch %t ms, batch now %u",
-	  q->failed, q->pressure, q->longest_wait * 1000, q->late, q->corks, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
+  cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, import corked %lu times), longest batch %t ms, batch now %u",
+	  q->failed, q->pressure, q->longest_wait * 1000, q->corks, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
   cli_msg(-1006, "  Interface scans put off for a batch: %lu", nlq_kif_later);
   rt_cork_show();
 }

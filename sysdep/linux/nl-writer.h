@@ -40,7 +40,6 @@ int nlw_threaded(void);
 void nlw_write(int fd, struct nlw_batch *b);
 void nlw_submit(int fd, struct nlw_batch *b);
 void nlw_wait(void);
-int nlw_wait_for(btime timeout);
 int nlw_done(void);
 
 #endif

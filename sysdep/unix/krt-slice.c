@@ -17,7 +17,7 @@
  * OSPF hellos wait. Shutdown flushes the table the same way.
  *
  * Here the same work is cut into slices of at most `scan slice` each, run from
- * an event, so the event loop serves everybody between two slices. A scan
+ * a timer due now, so the event loop serves everybody between two slices. A scan
  * first reads the dump (the system side, nl-dump.c, parses each route with
  * stock's parser and hands it to stock's krt_got_route()), then walks the
  * table with a FIB iterator parked between slices (FIB_ITERATE_PUT, as
@@ -68,7 +68,7 @@ static const char *krt_slice_state_name[] = { "idle", "reading", "pruning", "flu
 
 struct krt_slice {
   struct krt_proto *p;
-  event *event;
+  timer *timer;				/* Runs the next slice (see krt_slice_next()) */
   u8 state;				/* enum krt_slice_state */
   u8 again;				/* Scan once more when this one ends */
   u8 broken;				/* A dump failed: stock's scans from now on */
@@ -85,7 +85,23 @@ struct krt_slice {
   btime last_longest;
 };
 
-static void krt_slice_run(void *data);
+static void krt_slice_run(timer *t);
+
+/*
+ * The next slice runs from a timer due now, not from an event: while events
+ * are pending, BIRD's loop reads the sockets of the CLI and the protocols
+ * only every tenth cycle (SHORT_LOOP_MAX in io.c), so slices run as events
+ * would keep the CLI waiting ten slices (50 ms and more); a due timer leaves
+ * the loop's event list empty, and every cycle polls the sockets between two
+ * slices. (Due 1 us from the cycle's time: a timer due at it would fire again
+ * in the same timers_fire() pass. When no socket is ready, poll() waits a
+ * millisecond before the next slice; only an otherwise idle loop pays it.)
+ */
+static inline void
+krt_slice_next(struct krt_slice *s)
+{
+  tm_start(s->timer, 1);
+}
 
 /* Stopped until the writer thread has taken a batch (a full write queue) */
 static inline int
@@ -113,7 +129,7 @@ krt_slice_init(struct krt_proto *p)
   struct krt_slice *s = mb_allocz(p->p.pool, sizeof(struct krt_slice));
 
   s->p = p;
-  s->event = ev_new_init(p->p.pool, krt_slice_run, s);
+  s->timer = tm_new_init(p->p.pool, krt_slice_run, s, 0, 0);
   p->slice = s;
   krt_sys_slice_init(p);
 }
@@ -126,7 +142,7 @@ krt_slice_begin(struct krt_slice *s, uint state)
   s->started = current_time_now();
   s->slices = 0;
   s->longest = 0;
-  ev_schedule(s->event);
+  krt_slice_next(s);
 }
 
 static inline struct fib *
@@ -270,9 +286,9 @@ krt_slice_scan_done(struct krt_slice *s)
 }
 
 static void
-krt_slice_run(void *data)
+krt_slice_run(timer *t)
 {
-  struct krt_slice *s = data;
+  struct krt_slice *s = t->data;
   struct krt_proto *p = s->p;
   btime t0 = current_time_now();
   btime deadline = t0 + krt_sys_slice(p);
@@ -369,7 +385,7 @@ krt_slice_run(void *data)
   if (krt_slice_waiting(s))
     return;
 
-  ev_schedule(s->event);
+  krt_slice_next(s);
 }
 
 /**
@@ -436,7 +452,7 @@ krt_slice_stop(struct krt_proto *p)
     FIB_ITERATE_UNLINK(&s->fit, krt_slice_fib(p));
 
   krt_sys_mark_seen(p, 0);
-  ev_postpone(s->event);
+  tm_stop(s->timer);
   s->state = KRT_SLICE_IDLE;
   s->again = 0;
 }
@@ -454,7 +470,7 @@ krt_slice_writes_done(struct krt_proto *p)
   struct krt_slice *s = p->slice;
 
   if (s && ((s->state == KRT_SLICE_FLUSH_WRITES) || krt_slice_waiting(s)))
-    ev_schedule(s->event);
+    krt_slice_next(s);
 }
 
 /**
