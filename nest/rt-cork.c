@@ -28,6 +28,13 @@
  * Only producers that can stop without losing anything take part (a session's
  * TCP socket can); feeds, static routes and others still meet the consumer's
  * own back-pressure.
+ *
+ * The same stop serves a second purpose: a receive buffer full of UPDATEs
+ * took BGP's receive hook 60-120 ms in one call during a full-table install
+ * with kernel sync (each route reaches every consumer, the kernel protocol's
+ * queue among them). BGP now stops after %RT_IMPORT_SLICE and goes on from a
+ * timer due at once. A timer, not an event: while events are pending, BIRD's
+ * loop polls its sockets (the CLI's among them) only every tenth round.
  */
 
 #include "nest/bird.h"

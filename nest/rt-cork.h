@@ -9,6 +9,7 @@
 #define _BIRD_RT_CORK_H_
 
 #include "lib/event.h"
+#include "lib/timer.h"
 
 /*
  * A consumer of route changes that has fallen too far behind (a kernel
@@ -19,6 +20,14 @@
  * releases the cork (an event that is already waiting stays queued once).
  * Freeing or postponing the event takes it off the waiting list.
  */
+/*
+ * RT_IMPORT_SLICE bounds the time a bulk producer spends in one go: BGP
+ * processes a receive buffer of UPDATEs (up to 64 KiB, hundreds of them, each
+ * reaching every consumer of the table) in slices of this length and goes on
+ * from a due timer, so the CLI and other protocols are served in between.
+ */
+#define RT_IMPORT_SLICE		(5 MS)
+
 void rt_cork_acquire(void);
 void rt_cork_release(void);
 int rt_cork_check(event *uncork);

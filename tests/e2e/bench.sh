@@ -26,12 +26,13 @@
 #
 # and the longest CLI stall of each phase: "show status" on bird's control
 # socket every 10 ms (tests/e2e/clistall.py), the longest answer whose
-# command was sent during the phase. Prints medians (and every run) and
+# command was sent during the phase, less the sampler's own wait for its CPU. Prints medians (and every run) and
 # writes them to build/bench/e2e.md. Numbers are printed, not asserted.
 #
 #   bench.sh [RUNS]      (default BENCH_RUNS or 3 runs of each build)
 #   BENCH_REPORT_ONLY=1 bench.sh   the report of the last run's files again
-# Env: BENCH_DEBUG (1: protocol events, events and loop cycles over 30/40 ms
+# Env: BENCH_DEBUG (1: protocol events, events and loop cycles over
+#      BENCH_DEBUG_LIMIT/BENCH_DEBUG_WATCHDOG ms, 30/40 by default,
 #      logged), BENCH_BIRD_CPU (1), BENCH_OTHER_CPU (0), BENCH_WRITER_CPUS (both:
 #      bird's threads other than the main one), BENCH_SCAN_WINDOW (45 s),
 #      BENCH_V4 / BENCH_V6 (tables), BENCH_BUILDS ("p s"), BENCH_KRT_OPTS
@@ -121,7 +122,7 @@ for ph, label in (("install", "initial install"), ("restart", "restart of kernel
                  (label, same, same, " ".join(sorted(p)), " ".join(sorted(s))))
 head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
         "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
-        "CLI stall = longest answer to `show status` sent every 10 ms during the phase.\n\n" % (v4, n4, v6, n6, runs, ncpu))
+        "CLI stall = longest answer to `show status` sent every 10 ms during the phase, less the sampler's own wait for its CPU.\n\n" % (v4, n4, v6, n6, runs, ncpu))
 if krt_opts:
     head += "bloombird's kernel protocols with `%s`%s.\n\n" % (krt_opts.strip(), " (stock's kernel sync code: the builds differ by the FIB filter and the LPM hooks)" if "async off" in krt_opts else "")
 if phases != "all":
@@ -165,6 +166,13 @@ routes() { rig_routes "$(bin_of "$X")" "$RUN/bird.ctl" "$@"; }
 
 
 # ------------------------------------------------------------------ the rig
+# The harness itself (its polls, birdc, ip, the digests) stays off bird's CPU:
+# reading /proc/net/fib_triestat walks the kernel's whole FIB trie, tens of
+# milliseconds a time in the kernel that nothing preempts (PREEMPT_NONE
+# kernels), and a poll of it every 50 ms on bird's CPU made bird's main
+# thread wait for that CPU up to 110 ms at a time (seen in the sampler's
+# run-delay columns). Children inherit this.
+taskset -pc "$CPU_OTHER" $$ > /dev/null
 rig_log "namespaces $FEED (GoBGP) and $DUT (bird, pinned to CPU $CPU_BIRD)"
 rig_ns "$FEED" "$DUT"
 rig_link "$FEED" bb-down 10.255.0.1/30 fdbb::1/64 "$DUT" bb-up 10.255.0.2/30 fdbb::2/64
@@ -181,7 +189,7 @@ BASE6=$(rig_kernel6 "$DUT")
 
 cat > "$RUN/conf.in" <<EOF
 log stderr all;
-$([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events }; debug latency on; debug latency limit 30 ms; watchdog warning 40 ms;")
+$([ "${BENCH_DEBUG:-0}" = 1 ] && echo "debug protocols { states, events }; debug latency on; debug latency limit ${BENCH_DEBUG_LIMIT:-30} ms; watchdog warning ${BENCH_DEBUG_WATCHDOG:-40} ms;")
 router id 10.255.0.2;
 graceful restart wait 120;
 protocol device { scan time 10; }
@@ -231,9 +239,16 @@ bird_gone() {  # wait until bird has exited
   return 1
 }
 
-# The kernel table holds every network bird has (polling the kernel's counters)
+# The kernel table holds every network bird has (polling the kernel's
+# counters). The IPv4 count walks the kernel's whole trie (up to ~100 ms of
+# kernel time that nothing preempts), so while fewer than 95% are in, the
+# poll waits 0.5 s more: the harness keeps its CPU free for the sampler and
+# bloombird's writer, and the time of the last 5% is still caught to 50 ms.
 kernel_complete() {
-  [ "$(rig_kernel4 "$DUT" 100)" -ge "$K4" ] && [ "$(rig_kernel6 "$DUT")" -ge $((BASE6 + K6)) ]
+  local n4; n4=$(rig_kernel4 "$DUT" 100)
+  [ "$n4" -ge "$K4" ] && [ "$(rig_kernel6 "$DUT")" -ge $((BASE6 + K6)) ] && return 0
+  [ "$n4" -lt $((K4 * 95 / 100)) ] && sleep 0.5
+  return 1
 }
 kernel_empty() {
   [ "$(rig_kernel4 "$DUT" 100)" = 0 ] && [ "$(rig_kernel6 "$DUT")" -le "$BASE6" ]
@@ -247,9 +262,12 @@ imported() { cli show protocols all "$1" | awk '/Routes:/ {print $2; exit}'; }  
 bgp_full() { [ "$(imported feeder4)" = "$WANT4" ] && [ "$(imported feeder6)" = "$WANT6" ]; }
 kernel_flushed() { [ "$(rig_kernel4 "$DUT" 100)" -lt "$K4" ]; }
 
-# stall FILE FROM_MS TO_MS -- longest answer to a command sent in the window
+# stall FILE FROM_MS TO_MS -- longest answer to a command sent in the window,
+# less the time the sampler itself waited for its CPU (third column, when
+# recorded): that CPU runs the harness and GoBGP, and their time in the
+# kernel is not bird's stall
 stall() {
-  awk -v a="$2" -v b="$3" '{ s = $1 * 1000 - $2; if (s >= a && s <= b && $2 > m) m = $2 } END {printf "%.0f", m}' "$1"
+  awk -v a="$2" -v b="$3" '{ s = $1 * 1000 - $2; l = $2 - (NF >= 3 ? $3 : 0); if (s >= a && s <= b && l > m) m = l } END {printf "%.0f", m}' "$1"
 }
 
 # ------------------------------------------------------------------ one run
@@ -279,7 +297,7 @@ bench_run() {
     # with GoBGP, and its own wait for that CPU is not bird's stall
     local rt=()
     [ "${BENCH_SAMPLER_RT:-1}" = 1 ] && chrt -f 20 true 2>/dev/null && rt=(chrt -f 20)
-    taskset -c "$CPU_OTHER" "${rt[@]}" python3 "$RIG_TOP/tests/e2e/clistall.py" "$RUN/bird.ctl" "$d/stall" &
+    taskset -c "$CPU_OTHER" "${rt[@]}" python3 "$RIG_TOP/tests/e2e/clistall.py" "$RUN/bird.ctl" "$d/stall" 10 "$BIRD" &
     SAMPLER=$!
   fi
   wait_for 120 0.05 established || { rig_log "no session"; return 1; }
