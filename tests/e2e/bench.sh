@@ -67,7 +67,7 @@ DUT=bb-dut
 # report -- medians of $METRICS and the digests of $TABLES into $OUT
 report() {
 mkdir -p "$(dirname "$OUT")"
-python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc)" "${BENCH_KRT_OPTS:-}" "$PHASES" <<'EOF'
+python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc --all)" "${BENCH_KRT_OPTS:-}" "$PHASES" <<'EOF'
 import statistics, sys
 metrics, tables, out, runs, v4, v6, n4, n6, ncpu, krt_opts, phases = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
