@@ -32,9 +32,10 @@
  * The same stop serves a second purpose: a receive buffer full of UPDATEs
  * took BGP's receive hook 60-120 ms in one call during a full-table install
  * with kernel sync (each route reaches every consumer, the kernel protocol's
- * queue among them). BGP now stops after %RT_IMPORT_SLICE and goes on from a
- * timer due at once. A timer, not an event: while events are pending, BIRD's
- * loop polls its sockets (the CLI's among them) only every tenth round.
+ * queue among them). BGP now stops after %RT_IMPORT_SLICE and goes on from
+ * the same event in the next round of BIRD's loop; the CLI's sockets are read
+ * in every round (they are "fast" sockets), and a due timer instead of the
+ * event would make the loop sleep in poll() for a millisecond per slice.
  */
 
 #include "nest/bird.h"

@@ -24,7 +24,7 @@
  * RT_IMPORT_SLICE bounds the time a bulk producer spends in one go: BGP
  * processes a receive buffer of UPDATEs (up to 64 KiB, hundreds of them, each
  * reaching every consumer of the table) in slices of this length and goes on
- * from a due timer, so the CLI and other protocols are served in between.
+ * from an event, so the CLI and other protocols are served in between.
  */
 #define RT_IMPORT_SLICE		(5 MS)
 

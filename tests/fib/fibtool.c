@@ -21,6 +21,11 @@
  *				       (tests/bench/count: instructions and
  *				       simulated cache misses per operation,
  *				       exact and free of the VM's noise)
+ *	fibtool grow  4|6 TABLE SEED   the table inserted into an empty FIB in
+ *				       file order, and every single fib_get()
+ *				       that took over 1 ms (the hash table's
+ *				       all-at-once rehash: a loop cycle of a
+ *				       daemon importing a full table)
  *
  *	In diff mode the patched build pins its filters active (the path that
  *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
@@ -561,11 +566,30 @@ count_all(uint nq)
   return 0;
 }
 
+/* Grow mode: single inserts slower than 1 ms, with the FIB's size then */
+static int
+grow(uint type)
+{
+  rtable *t = new_table(rp_new(&root_pool, "grow"), type, 0);
+
+  for (uint i = 0; i < nets_n; i++)
+  {
+    double t0 = now_ns();
+    fib_get(&t->fib, &nets[i].n);
+    double dt = now_ns() - t0;
+
+    if (dt > 1e6)
+      printf("fib_get %u took %.1f ms (hash table now %u buckets)\n",
+	     i + 1, dt / 1e6, t->fib.hash_size);
+  }
+  return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
   if (argc < 5)
-    die("usage: fibtool diff|bench|pair|count 4|6 TABLE SEED");
+    die("usage: fibtool diff|bench|pair|count|grow 4|6 TABLE SEED");
 
   int count = !strcmp(argv[1], "count");
   int pair = !strcmp(argv[1], "pair");
@@ -579,6 +603,9 @@ main(int argc, char *argv[])
   read_table(argv[3]);
 
   uint type = v6 ? NET_IP6 : NET_IP4;
+  if (!strcmp(argv[1], "grow"))
+    return grow(type);
+
   pool *p = rp_new(&root_pool, "fibtool");
   pool *pf = rp_new(p, "fib only");
   tf = new_table(pf, type, 0);
