@@ -26,8 +26,9 @@
 #
 # and the longest CLI stall of each phase: "show status" on bird's control
 # socket every 10 ms (tests/e2e/clistall.py), the longest answer whose
-# command was sent during the phase, less the sampler's own wait for its CPU. Prints medians (and every run) and
-# writes them to build/bench/e2e.md. Numbers are printed, not asserted.
+# command was sent during the phase, less the sampler's own wait for its
+# CPU. Prints medians (and every run) and writes them to build/bench/e2e.md.
+# Numbers are printed, not asserted.
 #
 #   bench.sh [RUNS]      (default BENCH_RUNS or 3 runs of each build)
 #   BENCH_REPORT_ONLY=1 bench.sh   the report of the last run's files again
