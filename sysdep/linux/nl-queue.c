@@ -582,8 +582,9 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
   /*
    * With a batch in the writer thread, its completion sends the next one
    * (nlq_next()); an event scheduled for nothing would keep BIRD's loop from
-   * reading the sockets of the CLI and the protocols (with events pending it
-   * reads them only every tenth cycle).
+   * reading the protocols' sockets and the writer's completions (with events
+   * pending it reads those only every tenth cycle; the CLI's sockets it reads
+   * in every cycle).
    */
   if (!EMPTY_LIST(q->pending) && !ev_active(q->event) && !(nlq_busy && nlq_threaded(q)))
     ev_schedule(q->event);
@@ -1053,8 +1054,7 @@ nlq_writing(struct krt_proto *p)
  *
  * Waits inside the loop, bounded per loop cycle, were the way before: the
  * bound held only as long as the main thread got its CPU back in time, and
- * with events pending BIRD's loop reads the CLI only every tenth cycle, so
- * ten bounded waits added up (100 ms and more in the rig).
+ * the CLI waited through every cycle that waited.
  *
  * Producers that neither stops (a static protocol, a reload) fill the queue on
  * up to NLQ_PRESSURE_LAST times `netlink queue`, where they wait for the

@@ -89,12 +89,13 @@ static void krt_slice_run(timer *t);
 
 /*
  * The next slice runs from a timer due now, not from an event: while events
- * are pending, BIRD's loop reads the sockets of the CLI and the protocols
- * only every tenth cycle (SHORT_LOOP_MAX in io.c), so slices run as events
- * would keep the CLI waiting ten slices (50 ms and more); a due timer leaves
- * the loop's event list empty, and every cycle polls the sockets between two
- * slices. (Due 1 us from the cycle's time: a timer due at it would fire again
- * in the same timers_fire() pass. When no socket is ready, poll() waits a
+ * are pending, BIRD's loop reads the protocols' sockets (BGP sessions,
+ * Netlink, the writer's completions; not the CLI's, which it reads in every
+ * cycle) only every tenth cycle (SHORT_LOOP_MAX in io.c), so slices run as
+ * events would keep those waiting ten slices; a due timer leaves the loop's
+ * event list empty, and every cycle reads all sockets between two slices.
+ * (Due 1 us from the cycle's time: a timer due at it would fire again in
+ * the same timers_fire() pass. When no socket is ready, poll() waits a
  * millisecond before the next slice; only an otherwise idle loop pays it.)
  */
 static inline void
