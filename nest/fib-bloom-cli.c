@@ -54,6 +54,9 @@ fib_show_one(struct cli *c, rtable *t)
   cli_printf(c, -CLI_FIB, "Table %s (%s):", t->name, net_label[t->addr_type]);
   cli_printf(c, -CLI_FIB, "  Entries:          %u (hash order %u, %u buckets)",
 	     f->entries, f->hash_order, f->hash_size);
+  if (f->rehash_old)
+    cli_printf(c, -CLI_FIB, "  Rehash:           from order %u, %u of %u old buckets moved",
+	       f->hash_order - f->rehash_step, f->rehash_pos, f->rehash_old_size);
 
   static const char * const state[] = {
     [FIB_BLOOM_OFF] = "off",

@@ -287,12 +287,14 @@ fib_bloom_resize(struct fib *f)
   if (!f->bloom->rebuilding)
     return;
 
-  for (uint i = 0; i < f->hash_size; i++)
+  /* fib_chain(): during an incremental rehash, both tables' nodes */
+  uint chains = fib_chains(f);
+  for (uint i = 0; i < chains; i++)
   {
-    if (i + 16 < f->hash_size)
-      __builtin_prefetch(f->hash_table[i + 16]);
+    if (i + 16 < chains)
+      __builtin_prefetch(fib_chain(f, i + 16));
 
-    for (struct fib_node *e = f->hash_table[i]; e; e = e->next)
+    for (struct fib_node *e = fib_chain(f, i); e; e = e->next)
       fib_bloom_rebuild_node(f, e->addr);
   }
 
@@ -486,7 +488,7 @@ fib_bloom_find(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
 
-  __builtin_prefetch(f->hash_table + (net_hash(a) >> f->hash_shift));
+  __builtin_prefetch(fib_slot(f, net_hash(a)));
   b->queries++;
 
   void *r = NULL;
