@@ -103,6 +103,11 @@ lpmr_map(struct lpmr_map *m, const char *obj, char *err, size_t errsize)
     m->base = NULL;
     return LPMR_ESYS;
   }
+
+  /* The lookup rows are spread over the whole region: map bird's huge pages
+     as huge ones where the kernel keeps shared memory in them
+     (transparent_hugepage/shmem_enabled); a no-op otherwise */
+  madvise(m->base, m->size, MADV_HUGEPAGE);
   return LPMR_OK;
 }
 
