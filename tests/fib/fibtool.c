@@ -28,7 +28,8 @@
  *				       daemon importing a full table)
  *
  *	In diff mode the patched build pins its filters active (the path that
- *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy.
+ *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy;
+ *	$FIBTOOL_REHASH_ONESHOT=1 rehashes every FIB at once, as stock does.
  *	Bench mode runs the policy as a daemon would. $FIBTOOL_LPM=ENGINE gives
  *	the fib-loop and the trie table an LPM engine (`lpm engine ENGINE'), so
  *	net_route() answers through it, and the ROA table without a trie too
@@ -65,6 +66,11 @@
 #include "nest/fib-bloom.h"
 #include "nest/lpm.h"
 #include "nest/rt-lpm.h"
+#endif
+
+#if __has_include("nest/fib-rehash.h")
+#include "nest/fib-rehash.h"
+#define FIB_REHASH_INCREMENTAL 1
 #endif
 
 #define ROA_ASNS 50
@@ -638,7 +644,12 @@ main(int argc, char *argv[])
 
   bt_init(1, (char *[]) { argv[0], NULL });
   bt_bird_init();
-  config = config_alloc("");	/* ev_run_list() logs events by the configuration */
+  config = config_alloc("");
+#ifdef FIB_REHASH_INCREMENTAL
+  /* Ablation: stock's one-shot rehash for every FIB */
+  if (getenv("FIBTOOL_REHASH_ONESHOT"))
+    fib_rehash_min_order = 99;
+#endif	/* ev_run_list() logs events by the configuration */
   read_table(argv[3]);
 
   uint type = v6 ? NET_IP6 : NET_IP4;
