@@ -10,6 +10,7 @@
 
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
+#include "nest/fib-test-nets.h"
 
 /*
  * Every test runs a FIB with its filter next to a reference FIB with
@@ -56,23 +57,7 @@ rnd_net(net_addr *n, int type, int full)
   uint l6 = full ? IP6_MAX_PREFIX_LENGTH : rnd_len(64);
   ip4_addr a4 = ip4_and(rnd_ip4(), ip4_mkmask(l4));
   ip6_addr a6 = ip6_and(rnd_ip6(), ip6_mkmask(l6));
-  byte fd[3] = { 1, (byte) bt_random_n(3), 0x81 };
-
-  switch (type)
-  {
-  case NET_IP4:		net_fill_ip4(n, a4, l4); break;
-  case NET_IP6:		net_fill_ip6(n, a6, l6); break;
-  case NET_VPN4:	net_fill_vpn4(n, a4, l4, (vpn_rd) { .hi = 0, .lo = bt_random_n(3) }); break;
-  case NET_VPN6:	net_fill_vpn6(n, a6, l6, (vpn_rd) { .hi = 0, .lo = bt_random_n(3) }); break;
-  case NET_ROA4:	net_fill_roa4(n, a4, l4, l4 + bt_random_n(IP4_MAX_PREFIX_LENGTH - l4 + 1), 64500 + bt_random_n(3)); break;
-  case NET_ROA6:	net_fill_roa6(n, a6, l6, l6 + bt_random_n(IP6_MAX_PREFIX_LENGTH - l6 + 1), 64500 + bt_random_n(3)); break;
-  case NET_FLOW4:	net_fill_flow4(n, a4, l4, fd, sizeof(fd)); break;
-  case NET_FLOW6:	net_fill_flow6(n, a6, l6, fd, sizeof(fd)); break;
-  case NET_IP6_SADR:	net_fill_ip6_sadr(n, a6, l6, ip6_and(rnd_ip6(), ip6_mkmask(48)), 48 - 16 * bt_random_n(3)); break;
-  case NET_MPLS:	net_fill_mpls(n, bt_random_n(1 << 20)); break;
-  case NET_ASPA:	net_fill_aspa(n, bt_random()); break;
-  default:		bug("type");
-  }
+  fib_test_fill_net(n, type, a4, l4, a6, l6);
 }
 
 /* The query for LPM: a full-length address of the type */

@@ -11,6 +11,7 @@
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
 #include "nest/fib-rehash.h"
+#include "nest/fib-test-nets.h"
 #include "lib/event.h"
 #include "conf/conf.h"
 
@@ -52,23 +53,7 @@ rnd_net(net_addr *n, int type)
   uint l6 = bt_random_n(4) ? 64 - bt_random_n(20) : bt_random_n(129);
   ip4_addr a4 = ip4_and(ip4_from_u32(((10 + bt_random_n(4)) << 24) | (bt_random() & 0xffffff)), ip4_mkmask(l4));
   ip6_addr a6 = ip6_and(ip6_build(0x20010000 | bt_random_n(4), bt_random(), bt_random(), bt_random()), ip6_mkmask(l6));
-  byte fd[3] = { 1, (byte) bt_random_n(3), 0x81 };
-
-  switch (type)
-  {
-  case NET_IP4:		net_fill_ip4(n, a4, l4); break;
-  case NET_IP6:		net_fill_ip6(n, a6, l6); break;
-  case NET_VPN4:	net_fill_vpn4(n, a4, l4, (vpn_rd) { .hi = 0, .lo = bt_random_n(3) }); break;
-  case NET_VPN6:	net_fill_vpn6(n, a6, l6, (vpn_rd) { .hi = 0, .lo = bt_random_n(3) }); break;
-  case NET_ROA4:	net_fill_roa4(n, a4, l4, l4, 64500 + bt_random_n(3)); break;
-  case NET_ROA6:	net_fill_roa6(n, a6, l6, l6, 64500 + bt_random_n(3)); break;
-  case NET_FLOW4:	net_fill_flow4(n, a4, l4, fd, sizeof(fd)); break;
-  case NET_FLOW6:	net_fill_flow6(n, a6, l6, fd, sizeof(fd)); break;
-  case NET_IP6_SADR:	net_fill_ip6_sadr(n, a6, l6, ip6_and(ip6_build(0x20010000, bt_random(), 0, 0), ip6_mkmask(48)), 48); break;
-  case NET_MPLS:	net_fill_mpls(n, bt_random_n(1 << 20)); break;
-  case NET_ASPA:	net_fill_aspa(n, bt_random()); break;
-  default:		bug("type");
-  }
+  fib_test_fill_net(n, type, a4, l4, a6, l6);
 }
 
 static int
@@ -171,12 +156,44 @@ check_fib(struct fib *f, byte *keys, byte *in, uint n, int lpm)
   return ok;
 }
 
+/* One net type's keys, which of them are in, and the FIB under test */
+struct test_set {
+  pool *p;
+  byte *keys, *in;
+  uint n;
+  struct fib f;
+};
+
+static void
+set_new(struct test_set *s, int type)
+{
+  s->p = rp_new(&root_pool, "FIB rehash test");
+  s->keys = mb_allocz(s->p, (size_t) UNIVERSE * KEY_SIZE);
+  s->n = make_keys(s->keys, type);
+  s->in = mb_allocz(s->p, s->n);
+  fib_init(&s->f, s->p, type, sizeof(struct test_node), OFFSETOF(struct test_node, n), 0, NULL);
+}
+
+static void
+set_free(struct test_set *s)
+{
+  fib_free(&s->f);
+  rfree(s->p);
+}
+
 static void
 test_init(void)
 {
   bt_bird_init();
   config = config_alloc("");	/* ev_run_list() logs events by the configuration */
   fib_rehash_min_order = 10;
+}
+
+static void
+test_done(void)
+{
+  fib_rehash_min_order = FIB_REHASH_MIN_ORDER;
+  bt_bird_cleanup();
 }
 
 /* What a main loop does between reads: run the move event, or move some */
@@ -214,14 +231,13 @@ t_churn(void)
   {
     int type = all_types[t % ARRAY_SIZE(all_types)];
     int lpm = (type == NET_IP4) || (type == NET_IP6);
-    pool *p = rp_new(&root_pool, "FIB rehash test");
-    byte *keys = mb_allocz(p, (size_t) UNIVERSE * KEY_SIZE);
-    uint n = make_keys(keys, type);
-    byte *in = mb_allocz(p, n);
-    struct fib f;
-    fib_init(&f, p, type, sizeof(struct test_node), OFFSETOF(struct test_node, n), 0, NULL);
+    struct test_set ts;
+    set_new(&ts, type);
+    struct fib *f = &ts.f;
+    byte *keys = ts.keys, *in = ts.in;
+    uint n = ts.n;
     if (t < ARRAY_SIZE(all_types))
-      fib_bloom_configure(&f, &cf_off);
+      fib_bloom_configure(f, &cf_off);
 
     /* Fill (31 of 32 operations insert), then drain (31 of 32 delete) */
     for (uint phase = 0; phase < 2; phase++)
@@ -229,27 +245,25 @@ t_churn(void)
       {
 	uint i = bt_random_n(n);
 	if (in[i] != (bt_random_n(32) ? !phase : phase))
-	  toggle(&f, keys, in, i);
+	  toggle(f, keys, in, i);
 
-	move_some(&f);
+	move_some(f);
 
-	if (!(op % CHECK_EVERY) && !check_fib(&f, keys, in, n, lpm))
+	if (!(op % CHECK_EVERY) && !check_fib(f, keys, in, n, lpm))
 	{
 	  bt_debug("type %s: mismatch in phase %u at op %u\n", net_label[type], phase, op);
 	  ok = 0;
 	}
       }
 
-    ok = ok && check_fib(&f, keys, in, n, lpm);
-    fib_free(&f);
-    rfree(p);
+    ok = ok && check_fib(f, keys, in, n, lpm);
+    set_free(&ts);
   }
 
   bt_debug("checks during a rehash: %u growing, %u shrinking\n", seen_grow, seen_shrink);
   bt_assert_msg(seen_grow > 0, "no check ran while a FIB grew");
   bt_assert_msg(seen_shrink > 0, "no check ran while a FIB shrank");
-  fib_rehash_min_order = FIB_REHASH_MIN_ORDER;
-  bt_bird_cleanup();
+  test_done();
   return ok;
 }
 
@@ -268,15 +282,14 @@ t_iterate(void)
   for (uint t = 0; t < 2; t++)
   {
     int type = t ? NET_IP6 : NET_IP4;
-    pool *p = rp_new(&root_pool, "FIB rehash iterator test");
-    byte *keys = mb_allocz(p, (size_t) UNIVERSE * KEY_SIZE);
-    uint n = make_keys(keys, type);
-    byte *in = mb_allocz(p, n);
-    byte *start = mb_allocz(p, n);
-    byte *touched = mb_allocz(p, n);
-    uint *visits = mb_allocz(p, n * sizeof(uint));
-    struct fib f;
-    fib_init(&f, p, type, sizeof(struct test_node), OFFSETOF(struct test_node, n), 0, NULL);
+    struct test_set ts;
+    set_new(&ts, type);
+    struct fib *f = &ts.f;
+    byte *keys = ts.keys, *in = ts.in;
+    uint n = ts.n;
+    byte *start = mb_allocz(ts.p, n);
+    byte *touched = mb_allocz(ts.p, n);
+    uint *visits = mb_allocz(ts.p, n * sizeof(uint));
 
     /* Grow through the iteration (round 0), then shrink (round 1) */
     for (uint round = 0; round < 2; round++)
@@ -284,7 +297,7 @@ t_iterate(void)
       uint target = round ? n / 2 : 1500;
       for (uint i = 0; i < n; i++)
 	if (in[i] != (i < target))
-	  toggle(&f, keys, in, i);
+	  toggle(f, keys, in, i);
 
       memcpy(start, in, n);
       memset(touched, 0, n);
@@ -292,12 +305,12 @@ t_iterate(void)
 
       struct fib_iterator fit;
       u32 last = 0;
-      FIB_ITERATE_INIT(&fit, &f);
+      FIB_ITERATE_INIT(&fit, f);
 
     again:
       {
 	uint k = 0, slice = 1 + bt_random_n(40);
-	FIB_ITERATE_START(&f, &fit, struct test_node, tn)
+	FIB_ITERATE_START(f, &fit, struct test_node, tn)
 	{
 	  if (k++ == slice)
 	  {
@@ -309,12 +322,12 @@ t_iterate(void)
 	      uint i = bt_random_n(n);
 	      if (in[i] != (bt_random_n(10) ? !round : round))
 	      {
-		toggle(&f, keys, in, i);
+		toggle(f, keys, in, i);
 		touched[i] = 1;
 	      }
-	      move_some(&f);
+	      move_some(f);
 	    }
-	    if (f.rehash_old)
+	    if (f->rehash_old)
 	      moved_under++;
 	    goto again;
 	  }
@@ -335,16 +348,14 @@ t_iterate(void)
 	  ok = 0;
 	}
 
-      ok = ok && check_fib(&f, keys, in, n, 1);
+      ok = ok && check_fib(f, keys, in, n, 1);
     }
 
-    fib_free(&f);
-    rfree(p);
+    set_free(&ts);
   }
 
   bt_assert_msg(moved_under > 0, "no rehash was in progress while an iterator was parked");
-  fib_rehash_min_order = FIB_REHASH_MIN_ORDER;
-  bt_bird_cleanup();
+  test_done();
   return ok;
 }
 
@@ -362,41 +373,38 @@ t_filter_during_rehash(void)
   for (uint t = 0; t < 2; t++)
   {
     int type = t ? NET_IP6 : NET_IP4;
-    pool *p = rp_new(&root_pool, "FIB rehash filter test");
-    byte *keys = mb_allocz(p, (size_t) UNIVERSE * KEY_SIZE);
-    uint n = make_keys(keys, type);
-    byte *in = mb_allocz(p, n);
-    struct fib f;
-    fib_init(&f, p, type, sizeof(struct test_node), OFFSETOF(struct test_node, n), 0, NULL);
+    struct test_set ts;
+    set_new(&ts, type);
+    struct fib *f = &ts.f;
+    byte *keys = ts.keys, *in = ts.in;
+    uint n = ts.n;
 
     /* Insert until a rehash of order 12 or more is half done */
     uint i = 0;
-    while ((i < n) && !(f.rehash_old && (f.hash_order >= 12) && (f.rehash_pos >= f.rehash_old_size / 2)))
+    while ((i < n) && !(f->rehash_old && (f->hash_order >= 12) && (f->rehash_pos >= f->rehash_old_size / 2)))
     {
-      toggle(&f, keys, in, i++);
-      if (f.rehash_old && (f.rehash_pos < f.rehash_old_size / 2))
-	fib_rehash_move(&f, 1);
+      toggle(f, keys, in, i++);
+      if (f->rehash_old && (f->rehash_pos < f->rehash_old_size / 2))
+	fib_rehash_move(f, 1);
     }
-    bt_assert_msg(f.rehash_old, "%s: no rehash in progress", net_label[type]);
+    bt_assert_msg(f->rehash_old, "%s: no rehash in progress", net_label[type]);
 
-    fib_bloom_pin(&f, 1);
-    bt_assert(fib_bloom_active(f.bloom));
-    ok = ok && check_fib(&f, keys, in, n, 1);
+    fib_bloom_pin(f, 1);
+    bt_assert(fib_bloom_active(f->bloom));
+    ok = ok && check_fib(f, keys, in, n, 1);
 
     /* The rest, with the filter active: rehashes are done at once */
-    uint order = f.hash_order;
+    uint order = f->hash_order;
     for (; i < n; i++)
-      toggle(&f, keys, in, i);
-    bt_assert_msg(f.hash_order > order, "%s: no rehash with the filter active", net_label[type]);
-    bt_assert(!f.rehash_old);
-    ok = ok && check_fib(&f, keys, in, n, 1);
+      toggle(f, keys, in, i);
+    bt_assert_msg(f->hash_order > order, "%s: no rehash with the filter active", net_label[type]);
+    bt_assert(!f->rehash_old);
+    ok = ok && check_fib(f, keys, in, n, 1);
 
-    fib_free(&f);
-    rfree(p);
+    set_free(&ts);
   }
 
-  fib_rehash_min_order = FIB_REHASH_MIN_ORDER;
-  bt_bird_cleanup();
+  test_done();
   return ok;
 }
 
