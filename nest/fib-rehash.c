@@ -41,7 +41,7 @@
  *
  * Two cases keep stock's one-shot rehash: tables below
  * @fib_rehash_min_order (%FIB_REHASH_MIN_ORDER, 16k buckets; they rehash in
- * well under a millisecond), and FIBs whose Bloom filter is active, where
+ * about a millisecond or less), and FIBs whose Bloom filter is active, where
  * the one-shot walk also rebuilds the filter for the new size (fib-bloom.c).
  * A filter activated while buckets move is built by a walk over fib_chain(),
  * which sees every node wherever it is.
