@@ -257,7 +257,7 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
  * are admitted and prefetches those admitted candidates' hash buckets and
  * first nodes, again all at once. fib_lpm_next() returns the next admitted
  * length (testing the rest lazily), or -1, and leaves its chain hash in
- * @bucket (fib_slot() finds the bucket, in either table during a rehash). Callers stop at their first answer, so the lines of
+ * @chash (fib_slot() finds the bucket, in either table during a rehash). Callers stop at their first answer, so the lines of
  * shorter lengths are rarely waited for.
  */
 struct fib_lpm {
@@ -265,7 +265,7 @@ struct fib_lpm {
   u8 active;				/* Filter present */
   u8 len[FIB_BLOOM_MAX_PXLEN + 1];	/* Candidate lengths, longest first */
   u8 adm[FIB_BLOOM_MAX_PXLEN + 1];	/* Tested in init: admitted */
-  u32 bucket[FIB_BLOOM_MAX_PXLEN + 1];	/* Chain hash, for admitted candidates */
+  u32 chash[FIB_BLOOM_MAX_PXLEN + 1];	/* Chain hash (net_hash()), for admitted candidates */
   u64 hash[FIB_BLOOM_MAX_PXLEN + 1];	/* Filter key */
 };
 

@@ -199,7 +199,7 @@ fib_lpm_guards_init(struct fib *f)
 
 /* Chain hash of @u trimmed to @len (net_hash()); fib_slot() gives its bucket */
 static inline u32
-lpm_bucket(const net_addr_union *u, int v6, uint len)
+lpm_chain_hash(const net_addr_union *u, int v6, uint len)
 {
   switch (u->n.type)
   {
@@ -326,8 +326,8 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
     s->adm[k] = !s->active || lpm_test(b, s, k);
     if (s->adm[k])
     {
-      s->bucket[k] = lpm_bucket(u, v6, s->len[k]);
-      __builtin_prefetch(fib_slot(f, s->bucket[k]));
+      s->chash[k] = lpm_chain_hash(u, v6, s->len[k]);
+      __builtin_prefetch(fib_slot(f, s->chash[k]));
       adm++;
     }
   }
@@ -335,7 +335,7 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
 
   for (k = 0; k < s->tested; k++)
     if (s->adm[k])
-      __builtin_prefetch(*fib_slot(f, s->bucket[k]));
+      __builtin_prefetch(*fib_slot(f, s->chash[k]));
 }
 
 /**
@@ -367,7 +367,7 @@ fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s)
     int v6 = 0;
     u64 rdh;
     lpm_family(n, &v6, &rdh);
-    s->bucket[k] = lpm_bucket((const void *) n, v6, s->len[k]);
+    s->chash[k] = lpm_chain_hash((const void *) n, v6, s->len[k]);
     return s->len[k];
   }
 
@@ -377,7 +377,7 @@ fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s)
 /* First node of the bucket of the length fib_lpm_next() returned last */
 static inline struct fib_node *
 fib_lpm_chain(struct fib *f, const struct fib_lpm *s)
-{ return *fib_slot(f, s->bucket[s->i - 1]); }
+{ return *fib_slot(f, s->chash[s->i - 1]); }
 
 /* @x := @n trimmed to @len (host bits cleared, as the stock loops do) */
 static inline void
