@@ -20,6 +20,15 @@
 # work alone, without the kernel's time per route. make bench-daemon runs
 # both.)
 #
+# BENCH_SOURCE=bird: the tables come from a stock bird (static blackhole
+# routes, announced over the same eBGP sessions with graceful restart)
+# instead of GoBGP. On a 2-core VM GoBGP needs most of a CPU for some 6-10 s
+# to send the tables, which makes it the floor of the install: bloombird's
+# kernel table is then complete about as soon as the feed allows, and what
+# the kernel sync itself gains does not show. A bird source sends the same
+# prefixes in a second or two, so the install measures the receiving bird
+# and its kernel sync, as with a peer on another machine.
+#
 # and, once per invocation, the feed's floor: stock bird with kernel export
 # off takes the same tables (Established -> full table), which bounds the
 # install time of any kernel sync in this rig.
@@ -43,7 +52,8 @@
 #      counted: exact where this VM's wall time and CPU time are not),
 #      BENCH_SAMPLER_RT (1: the CLI sampler runs SCHED_FIFO, so that its own
 #      wait for the CPU it shares with GoBGP does not count as bird's stall;
-#      0: normal priority, as before 2026-11-24 afternoon).
+#      0: normal priority, as before 2026-11-24 afternoon), BENCH_SOURCE
+#      (gobgp or bird, see above).
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
 
@@ -63,14 +73,16 @@ SCAN_WINDOW=${BENCH_SCAN_WINDOW:-45}
 CPU_WRITER=${BENCH_WRITER_CPUS:-$CPU_OTHER,$CPU_BIRD}
 FEED=bb-feed
 DUT=bb-dut
+SOURCE=${BENCH_SOURCE:-gobgp}
+case "$SOURCE" in gobgp|bird) ;; *) echo "bench: BENCH_SOURCE must be gobgp or bird" >&2; exit 2 ;; esac
 
 # ------------------------------------------------------------------ report
 # report -- medians of $METRICS and the digests of $TABLES into $OUT
 report() {
 mkdir -p "$(dirname "$OUT")"
-python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc --all)" "${BENCH_KRT_OPTS:-}" "$PHASES" <<'EOF'
+python3 - "$METRICS" "$TABLES" "$OUT" "$RUNS" "$(basename "$V4")" "$(basename "$V6")" "$WANT4" "$WANT6" "$(nproc --all)" "${BENCH_KRT_OPTS:-}" "$PHASES" "$SOURCE" <<'EOF'
 import statistics, sys
-metrics, tables, out, runs, v4, v6, n4, n6, ncpu, krt_opts, phases = sys.argv[1:]
+metrics, tables, out, runs, v4, v6, n4, n6, ncpu, krt_opts, phases, source = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(metrics) if l.strip()]
 val = {}
 for x, i, k, v in rows:
@@ -80,6 +92,8 @@ names = [
     ("est_kernel_s", "Established to complete kernel table (s)", 0.001),
     ("cpu_s", "bird CPU seconds at complete kernel table", 1),
     ("rss_mib", "bird RSS at complete kernel table (MiB)", 1),
+    ("writer_cpu_s", "Netlink writer thread CPU at complete kernel table (s): the kernel's route inserts", 1),
+    ("writer_wait_s", "Netlink writer thread waiting for a CPU (s)", 1),
     ("stall_install_ms", "longest CLI stall, initial install (ms)", 1),
     ("stall_scan_ms", "longest CLI stall, periodic scans (ms)", 1),
     ("restart_kernel_s", "birdc restart of kernel protocols to complete kernel table (s)", 0.001),
@@ -121,9 +135,10 @@ for ph, label in (("install", "initial install"), ("restart", "restart of kernel
     same = "yes" if p and s and p == s and len(p) == 1 else ("no" if p and s else "-")
     lines.append("| kernel table 100 identical to stock's after %s (digests) | %s | %s | | %s | %s |" %
                  (label, same, same, " ".join(sorted(p)), " ".join(sorted(s))))
-head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from GoBGP, "
+head = ("End-to-end benchmark (tests/e2e/bench.sh): %s (%s prefixes) + %s (%s) from %s, "
         "kernel table 100, medians of %s alternated runs per build, bird pinned to one CPU of %s; "
-        "CLI stall = longest answer to `show status` sent every 10 ms during the phase, less the sampler's own wait for its CPU.\n\n" % (v4, n4, v6, n6, runs, ncpu))
+        "CLI stall = longest answer to `show status` sent every 10 ms during the phase, less the sampler's own wait for its CPU.\n\n" % (v4, n4, v6, n6,
+        "GoBGP" if source == "gobgp" else "a stock bird (static routes, eBGP)", runs, ncpu))
 if krt_opts:
     head += "bloombird's kernel protocols with `%s`%s.\n\n" % (krt_opts.strip(), " (stock's kernel sync code: the builds differ by the FIB filter and the LPM hooks)" if "async off" in krt_opts else "")
 if phases != "all":
@@ -157,7 +172,7 @@ for f in "$V4" "$V6"; do [ -f "$f" ] || { echo "bench: missing $f" >&2; exit 1; 
 for b in "$BIN" "$SBIN"; do [ -x "$b/bird" ] || { echo "bench: build first (make, make stock)" >&2; exit 1; }; done
 rm -rf "$RUN"; mkdir -p "$RUN"
 rig_teardown "$RUN"
-rig_build_feeder || exit 1
+[ "$SOURCE" = gobgp ] && { rig_build_feeder || exit 1; }
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 bin_of() { [ "$1" = p ] && echo "$BIN" || echo "$SBIN"; }
@@ -174,18 +189,43 @@ routes() { rig_routes "$(bin_of "$X")" "$RUN/bird.ctl" "$@"; }
 # thread wait for that CPU up to 110 ms at a time (seen in the sampler's
 # run-delay columns). Children inherit this.
 taskset -pc "$CPU_OTHER" $$ > /dev/null
-rig_log "namespaces $FEED (GoBGP) and $DUT (bird, pinned to CPU $CPU_BIRD)"
+rig_log "namespaces $FEED ($SOURCE) and $DUT (bird, pinned to CPU $CPU_BIRD)"
 rig_ns "$FEED" "$DUT"
 rig_link "$FEED" bb-down 10.255.0.1/30 fdbb::1/64 "$DUT" bb-up 10.255.0.2/30 fdbb::2/64
-RIG_GR=1 rig_gobgpd "$FEED" "$RUN" 65001 10.255.0.1 10.255.0.2 65002 fdbb::2 65002 || exit 1
-GOBGPD=$(cat "$RUN/gobgpd.pid")
-taskset -a -pc "$CPU_OTHER" "$GOBGPD" >/dev/null
-rig_log "feeding $(basename "$V4") and $(basename "$V6") into GoBGP"
-rig_feed "$FEED" "$V4" -nh4 10.255.0.1 > "$RUN/feed4.out" || exit 1
-rig_feed "$FEED" "$V6" -nh6 fdbb::1 > "$RUN/feed6.out" || exit 1
-WANT4=$(rig_rib_count "$FEED" ipv4); WANT6=$(rig_rib_count "$FEED" ipv6)
+if [ "$SOURCE" = gobgp ]; then
+  RIG_GR=1 rig_gobgpd "$FEED" "$RUN" 65001 10.255.0.1 10.255.0.2 65002 fdbb::2 65002 || exit 1
+  SRC=$(cat "$RUN/gobgpd.pid")
+  taskset -a -pc "$CPU_OTHER" "$SRC" >/dev/null
+  rig_log "feeding $(basename "$V4") and $(basename "$V6") into GoBGP"
+  rig_feed "$FEED" "$V4" -nh4 10.255.0.1 > "$RUN/feed4.out" || exit 1
+  rig_feed "$FEED" "$V6" -nh6 fdbb::1 > "$RUN/feed6.out" || exit 1
+  WANT4=$(rig_rib_count "$FEED" ipv4); WANT6=$(rig_rib_count "$FEED" ipv6)
+else
+  # a stock bird holding the tables as blackhole static routes; eBGP makes
+  # its own address the next hop
+  python3 - "$V4" "$V6" > "$RUN/src.conf" <<'EOF'
+import lzma, sys
+def table(f):
+    return sorted({l.split()[0] for l in lzma.open(f, "rt") if l.strip()})
+print("router id 10.255.0.1;\nprotocol device {}")
+for fam, f in (("ipv4", sys.argv[1]), ("ipv6", sys.argv[2])):
+    print("protocol static src_%s { %s;" % (fam, fam))
+    print("\n".join("  route %s blackhole;" % p for p in table(f)))
+    print("}")
+print("template bgp dut { local as 65001; hold time 240; passive on; graceful restart on; graceful restart time 120; }")
+print("protocol bgp dut4 from dut { neighbor 10.255.0.2 as 65002; ipv4 { import none; export all; }; }")
+print("protocol bgp dut6 from dut { neighbor fdbb::2 as 65002; ipv6 { import none; export all; }; }")
+EOF
+  rig_log "starting the source bird with $(basename "$V4") and $(basename "$V6")"
+  ip netns exec "$FEED" taskset -c "$CPU_OTHER" "$SBIN/bird" -f -c "$RUN/src.conf" -s "$RUN/src.ctl" > "$RUN/src.log" 2>&1 &
+  SRC=$!; echo "$SRC" > "$RUN/src.pid"
+  src_routes() { rig_routes "$SBIN" "$RUN/src.ctl" table "$1"; }
+  for _ in $(seq 600); do [ "$(src_routes master6)" -gt 0 ] && break; sleep 0.2; done
+  WANT4=$(src_routes master4); WANT6=$(src_routes master6)
+  [ "$WANT4" -gt 0 ] && [ "$WANT6" -gt 0 ] || { echo "bench: the source bird did not come up:" >&2; tail "$RUN/src.log" >&2; exit 1; }
+fi
 echo "$RUNS $WANT4 $WANT6" > "$RUN/want"
-rig_log "GoBGP holds $WANT4 IPv4 and $WANT6 IPv6 prefixes"
+rig_log "the source holds $WANT4 IPv4 and $WANT6 IPv6 prefixes"
 BASE6=$(rig_kernel6 "$DUT")
 
 cat > "$RUN/conf.in" <<EOF
@@ -258,7 +298,7 @@ wait_for() {  # wait_for SECONDS POLL_S COMMAND...
   local end=$((SECONDS + $1)) poll=$2; shift 2
   until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep "$poll"; done
 }
-established() { [ "$(cli show protocols '"feeder*"' | grep -c Established)" = 2 ]; }
+established() { [ "$(cli show protocols '"feeder*"' | grep -c Established)" -ge "${1:-2}" ]; }
 imported() { cli show protocols all "$1" | awk '/Routes:/ {print $2; exit}'; }   # cheap, unlike show route count
 bgp_full() { [ "$(imported feeder4)" = "$WANT4" ] && [ "$(imported feeder6)" = "$WANT6" ]; }
 kernel_flushed() { [ "$(rig_kernel4 "$DUT" 100)" -lt "$K4" ]; }
@@ -269,6 +309,18 @@ kernel_flushed() { [ "$(rig_kernel4 "$DUT" 100)" -lt "$K4" ]; }
 # kernel is not bird's stall
 stall() {
   awk -v a="$2" -v b="$3" '{ s = $1 * 1000 - $2; l = $2 - (NF >= 3 ? $3 : 0); if (s >= a && s <= b && l > m) m = l } END {printf "%.0f", m}' "$1"
+}
+
+# threads FILE -- per thread of bird and GoBGP: name, CPU time and time spent
+# waiting for a CPU (schedstat, seconds): who ran, and who was kept from it
+threads() {
+  local p t
+  for p in "$BIRD" "$SRC"; do
+    for t in /proc/"$p"/task/*; do
+      [ -r "$t/schedstat" ] || continue
+      awk -v p="$p" -v t="${t##*/}" -v c="$(cat "$t/comm")" '{ printf "%s\t%s\t%s\t%.3f\t%.3f\n", p, t, c, $1 / 1e9, $2 / 1e9 }' "$t/schedstat"
+    done
+  done > "$1"
 }
 
 # ------------------------------------------------------------------ one run
@@ -285,7 +337,7 @@ bench_run() {
   X=$1 I=$2
   local d=$RUN/$X$I t0 t_est t_full t_kern ts te tr t_done tg t_gr
   mkdir -p "$d"; : > "$RUN/bird.log"
-  rig_idle "$GOBGPD" || rig_log "GoBGP still busy"
+  rig_idle "$SRC" || rig_log "the source still busy"
   rig_log "run $I: $([ "$X" = p ] && echo bloombird || echo stock)"
 
   # install
@@ -301,8 +353,10 @@ bench_run() {
     taskset -c "$CPU_OTHER" "${rt[@]}" python3 "$RIG_TOP/tests/e2e/clistall.py" "$RUN/bird.ctl" "$d/stall" 10 "$BIRD" &
     SAMPLER=$!
   fi
-  wait_for 120 0.05 established || { rig_log "no session"; return 1; }
+  # from the first session up: the other may come a connect retry later
+  wait_for 120 0.05 established 1 || { rig_log "no session"; return 1; }
   t_est=$(now_ms)
+  wait_for 120 0.05 established || { rig_log "no second session"; return 1; }
   wait_for 900 0.2 bgp_full || rig_log "bird did not get the full table"
   t_full=$(now_ms)
   K4=$(routes table master4); K6=$(routes table master6)
@@ -315,6 +369,11 @@ bench_run() {
   put est_full_s "$(( t_full - t_est ))"
   [ "$PHASES" = import ] || put est_kernel_s "$(( t_kern - t_est ))"
   put cpu_s "$(rig_cpu "$BIRD")"
+  threads "$d/threads.install"
+  if [ "$X" = p ]; then   # the writer's CPU is the kernel's inserts: what no overlap can hide
+    put writer_cpu_s "$(awk -F'\t' '$3 == "bird-nl-writer" {print $4}' "$d/threads.install")"
+    put writer_wait_s "$(awk -F'\t' '$3 == "bird-nl-writer" {print $5}' "$d/threads.install")"
+  fi
   put rss_mib "$(( $(rig_rss "$BIRD") / 1024 ))"
   [ -f "$d/stall" ] && put stall_install_ms "$(stall "$d/stall" "$t0" "$t_kern")"
   [ "$PHASES" = import ] || table install
@@ -374,11 +433,13 @@ floor_run() {
   X=f I=$1
   local t_est
   : > "$RUN/bird.log"
-  rig_idle "$GOBGPD" || rig_log "GoBGP still busy"
+  rig_idle "$SRC" || rig_log "the source still busy"
   rig_log "feed floor $I: stock bird, kernel export none"
   start_bird || return 1
-  wait_for 120 0.05 established || { rig_log "no session"; return 1; }
+  # from the first session up: the other may come a connect retry later
+  wait_for 120 0.05 established 1 || { rig_log "no session"; return 1; }
   t_est=$(now_ms)
+  wait_for 120 0.05 established || { rig_log "no second session"; return 1; }
   wait_for 900 0.2 bgp_full || rig_log "bird did not get the full table"
   put floor_full_s "$(( $(now_ms) - t_est ))"
   put floor_cpu_s "$(rig_cpu "$BIRD")"
