@@ -53,9 +53,16 @@
 #include "nest/fib-rehash.h"
 #include "lib/event.h"
 
-#define FIB_REHASH_AHEAD	8	/* Old buckets prefetched ahead */
-
 uint fib_rehash_min_order = FIB_REHASH_MIN_ORDER;
+
+/* Drop the old table: all moved, or the FIB goes */
+static void
+fib_rehash_drop_old(struct fib *f)
+{
+  mb_free(f->rehash_old);
+  f->rehash_old = NULL;
+  f->rehash_old_size = f->rehash_pos = 0;
+}
 
 /**
  * fib_rehash_move - move buckets of a rehash in progress
@@ -118,9 +125,7 @@ fib_rehash_move(struct fib *f, uint n)
     return f->rehash_old_size - end;
 
   /* All moved: the new table is the FIB */
-  mb_free(old);
-  f->rehash_old = NULL;
-  f->rehash_old_size = f->rehash_pos = 0;
+  fib_rehash_drop_old(f);
   ASSERT(f->rehash_done == f->hash_size);
   return 0;
 }
@@ -183,9 +188,7 @@ void
 fib_rehash_free(struct fib *f)
 {
   if (f->rehash_old)
-    mb_free(f->rehash_old);
-  f->rehash_old = NULL;
-  f->rehash_old_size = f->rehash_pos = 0;
+    fib_rehash_drop_old(f);
 
   if (f->rehash_event)
     rfree(f->rehash_event);

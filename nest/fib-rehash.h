@@ -24,6 +24,7 @@ struct fib;
  */
 #define FIB_REHASH_MIN_ORDER	14	/* Smaller tables rehash in about 1 ms or less */
 #define FIB_REHASH_BATCH	4096	/* Old buckets moved per event run */
+#define FIB_REHASH_AHEAD	8	/* Old buckets prefetched ahead (both rehashes) */
 
 extern uint fib_rehash_min_order;
 

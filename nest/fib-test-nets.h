@@ -22,7 +22,7 @@ static inline void
 fib_test_fill_net(net_addr *n, int type, ip4_addr a4, uint l4, ip6_addr a6, uint l6)
 {
   byte fd[3] = { 1, (byte) bt_random_n(3), 0x81 };
-  ip6_addr src = ip6_and(ip6_build(0x20010000 | bt_random_n(4), bt_random(), bt_random(), bt_random()), ip6_mkmask(48));
+  ip6_addr src;
 
   switch (type)
   {
@@ -34,7 +34,10 @@ fib_test_fill_net(net_addr *n, int type, ip4_addr a4, uint l4, ip6_addr a6, uint
   case NET_ROA6:	net_fill_roa6(n, a6, l6, l6 + bt_random_n(IP6_MAX_PREFIX_LENGTH - l6 + 1), 64500 + bt_random_n(3)); break;
   case NET_FLOW4:	net_fill_flow4(n, a4, l4, fd, sizeof(fd)); break;
   case NET_FLOW6:	net_fill_flow6(n, a6, l6, fd, sizeof(fd)); break;
-  case NET_IP6_SADR:	net_fill_ip6_sadr(n, a6, l6, src, 48 - 16 * bt_random_n(3)); break;
+  case NET_IP6_SADR:
+    src = ip6_and(ip6_build(0x20010000 | bt_random_n(4), bt_random(), bt_random(), bt_random()), ip6_mkmask(48));
+    net_fill_ip6_sadr(n, a6, l6, src, 48 - 16 * bt_random_n(3));
+    break;
   case NET_MPLS:	net_fill_mpls(n, bt_random_n(1 << 20)); break;
   case NET_ASPA:	net_fill_aspa(n, bt_random()); break;
   default:		bug("type");

@@ -395,9 +395,19 @@ COUNT_OP(fib_route_in, in, fib_route(&tf->fib, q))
 COUNT_OP(roa_check, roa, net_roa_check(tr, q, asn))
 COUNT_OP(roa_check_trie, roa, net_roa_check(trt, q, asn))
 
-/* The whole table into a fresh FIB, then out again */
-/* What BIRD's main loop does between reads: run the scheduled events
-   (bloombird's incremental FIB rehash moves buckets there; stock has none) */
+/*
+ * What BIRD's main loop does between reads: run the scheduled events
+ * (bloombird's incremental FIB rehash moves buckets there; stock has none).
+ * The insert, delete and grow loops run them every %EVENTS_EVERY updates,
+ * as the loop would between reads of a BGP session, counted in the time;
+ * run_events() settles a table before lookups.
+ */
+#define EVENTS_EVERY	64
+
+static inline int
+events_due(uint i)
+{ return (i % EVENTS_EVERY) == EVENTS_EVERY - 1; }
+
 static void
 run_events(void)
 {
@@ -405,16 +415,15 @@ run_events(void)
     ;
 }
 
+/* The whole table into a fresh FIB, then out again */
 static NOINLINE uintptr_t
 count_fib_get_insert(rtable *tx)
 {
-  /* Events every 64 updates, as BIRD's loop runs them between reads: they
-     are where bloombird's FIB rehash moves buckets, counted in the time */
   uintptr_t acc = 0;
   for (uint i = 0; i < nets_n; i++)
   {
     acc += (uintptr_t) fib_get(&tx->fib, &nets[i].n);
-    if ((i % 64) == 63)
+    if (events_due(i))
       ev_run_list(&global_event_list);
   }
   return acc;
@@ -430,7 +439,7 @@ count_fib_find_delete(rtable *tx)
     acc += (uintptr_t) n;
     if (n)
       fib_delete(&tx->fib, n);
-    if ((i % 64) == 63)
+    if (events_due(i))
       ev_run_list(&global_event_list);
   }
   return acc;
@@ -594,8 +603,7 @@ count_all(uint nq)
 
 /*
  * Grow mode: single inserts slower than 1 ms, with the FIB's size then, and
- * the longest run of the events, which run every 64 inserts as the main loop
- * would run them between reads of a BGP session.
+ * the longest run of the events (every %EVENTS_EVERY inserts).
  */
 static int
 grow(uint type)
@@ -614,7 +622,7 @@ grow(uint type)
       printf("fib_get %u took %.1f ms (hash table now %u buckets)\n",
 	     i + 1, dt / 1e6, t->fib.hash_size);
 
-    if ((i % 64) == 63)
+    if (events_due(i))
     {
       t0 = now_ns();
       ev_run_list(&global_event_list);
@@ -644,12 +652,12 @@ main(int argc, char *argv[])
 
   bt_init(1, (char *[]) { argv[0], NULL });
   bt_bird_init();
-  config = config_alloc("");
+  config = config_alloc("");	/* ev_run_list() logs events by the configuration */
 #ifdef FIB_REHASH_INCREMENTAL
   /* Ablation: stock's one-shot rehash for every FIB */
   if (getenv("FIBTOOL_REHASH_ONESHOT"))
     fib_rehash_min_order = 99;
-#endif	/* ev_run_list() logs events by the configuration */
+#endif
   read_table(argv[3]);
 
   uint type = v6 ? NET_IP6 : NET_IP4;
