@@ -416,8 +416,8 @@ dpcpe_level_find(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, u64
  * @val: value
  * @owner: length of the prefix it belongs to
  *
- * The filter bits and the overflow counts on its path are set before the
- * slot is written. Returns the slot.
+ * The filter bits, the hint bit and the overflow counts on its path are
+ * set before the slot is written. Returns the slot.
  */
 u32
 dpcpe_level_insert(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, u64 h, u32 val, uint owner)
@@ -436,6 +436,7 @@ dpcpe_level_insert(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, u
 
 found:
   filter_add(x, l, h);
+  dpcpe_hint_add(x, l, k);
   for (u32 c = home; c != b; c = lv_next(l, c))
     lv_over_set(x, l, c, lv_over(x, l, c) + 1);
 
@@ -497,8 +498,8 @@ dpcpe_level_set(struct dpcpe *x, struct dpcpe_level *l, u32 slot, u32 val, uint 
  * @slot: its slot
  * @h: its key's hash
  *
- * The slot is cleared before the overflow counts and filter bits are
- * lowered. A wide slot is retired: reused once readers have left.
+ * The slot is cleared before the hint, the overflow counts and the filter
+ * bits are lowered. A wide slot is retired: reused once readers have left.
  */
 void
 dpcpe_level_delete(struct dpcpe *x, struct dpcpe_level *l, u32 slot, u64 h)
@@ -506,6 +507,7 @@ dpcpe_level_delete(struct dpcpe *x, struct dpcpe_level *l, u32 slot, u64 h)
   u32 b = slot / l->spb, j = slot % l->spb;
   byte *t = lv_tab(x, l) + (size_t) b * DPCPE_BUCKET;
   byte *own = dpcpe_level_owner(x, l);
+  struct dpcpe_key k = dpcpe_level_key(x, l, slot);
 
   switch (l->d.kind)
   {
@@ -544,6 +546,7 @@ dpcpe_level_delete(struct dpcpe *x, struct dpcpe_level *l, u32 slot, u64 h)
   for (u32 c = dpcpe_bucket(h, l->d.nb); c != b; c = lv_next(l, c))
     lv_over_set(x, l, c, lv_over(x, l, c) - 1);
 
+  dpcpe_hint_del(x, l, k);
   filter_del(x, l, h);
   l->count--;
   filter_maybe_recount(x, l);
@@ -615,6 +618,7 @@ level_resize(struct dpcpe *x, struct dpcpe_level *l, u64 cap)
 
   n.prefixes = l->prefixes;
   n.filter_rebuilds = l->filter_rebuilds;
+  dpcpe_hint_copy(&n, l);
   x->resizes++;
   dpcpe_level_release(x, l, 1);
   *l = n;

@@ -180,6 +180,8 @@ dir_publish(struct dpcpe *x)
   struct dpcpe_dir *d = dpcpe_ptr(&x->la, off);
   memset(d, 0, DIR_SIZE);
   d->arr = s->arr;
+  d->hint = s->hint;
+  d->hbits = s->hbits;
   d->dbits = s->dbits;
   d->nlevels = s->nlev;
   for (uint i = 0; i < s->nlev; i++)
@@ -252,6 +254,7 @@ layout_release(struct dpcpe *x, struct dpcpe_layout *s, int published)
     dpcpe_arena_free(&x->la, s->arr, n * 4);
   dpcpe_arena_free(&x->ca, s->arr_own, n);
   s->arr = s->arr_own = 0;
+  dpcpe_hint_release(x, s, published);
 }
 
 /* Expand one prefix into a layout being built (longer prefixes come first) */
@@ -333,6 +336,9 @@ construct(struct dpcpe *x, struct dpcpe_layout *s, const struct dpcpe_hist *h,
       s->level_of[l] = i;
     lo = levels[i];
   }
+
+  if (dpcpe_hint_setup(x, s) < 0)
+    goto nomem;
 
   /* Longest prefixes first: each expanded entry is written once, by its owner */
   struct dpcpe_map *m = &x->map;
@@ -874,8 +880,6 @@ dpcpe_lookup6(const struct lpm_engine *e, ip6_addr a)
 static void
 group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 {
-  dpcpe_group_prefetch_array(base, d, g);
-
   for (uint w0 = 0; (w0 < d->nlevels) && g->active; w0 += DPCPE_WIN)
   {
     uint nw = MIN(DPCPE_WIN, d->nlevels - w0);
@@ -883,7 +887,8 @@ group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
     for (uint i = 0; i < nw; i++)
     {
       const struct dpcpe_ldesc *l = &d->lv[w0 + i];
-      for (u64 m = g->active; m; m &= m - 1)
+      g->lm[i] = dpcpe_group_lanes(g, l->hbit);
+      for (u64 m = g->active & g->lm[i]; m; m &= m - 1)
       {
 	uint j = __builtin_ctzll(m);
 	u32 k[4] = { g->w[0][j] & l->mask[0], g->w[1][j] & l->mask[1], g->w[2][j] & l->mask[2], g->w[3][j] & l->mask[3] };
@@ -899,12 +904,12 @@ group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
       const struct dpcpe_ldesc *l = &d->lv[w0 + i];
       if (!l->filter)
       {
-	g->pos[i] = g->active;
+	g->pos[i] = g->active & g->lm[i];
 	continue;
       }
 
       g->pos[i] = 0;
-      for (u64 m = g->active; m; m &= m - 1)
+      for (u64 m = g->active & g->lm[i]; m; m &= m - 1)
       {
 	uint j = __builtin_ctzll(m);
 	if (dpcpe_filter_test(base, l, ((u64) g->hb[i][j] << 32) | g->ha[i][j]))
@@ -926,8 +931,11 @@ group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
  * @group: the variant's filter tests and probes of one loaded group
  *
  * The one batch driver of all variants: each group of %DPCPE_GROUP
- * addresses is loaded, handed to @group and finished under the reader's
- * sequence check, and done again if a writer moved the directory meanwhile.
+ * addresses is loaded, its hints read, handed to @group and finished under
+ * the reader's sequence check, and done again if a writer moved the
+ * directory meanwhile. The array entries and hints of the next group are
+ * prefetched before this one is worked on, so that its hints are in the
+ * cache when it is loaded.
  */
 void
 dpcpe_bulk_run(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint words, dpcpe_group_fn *group)
@@ -935,6 +943,7 @@ dpcpe_bulk_run(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint 
   const byte *base = ((const struct dpcpe *) e)->base;
   struct dpcpe_group g __attribute__((aligned(64)));
 
+  dpcpe_prefetch_slots(base, dpcpe_dir_get(base), a, MIN(DPCPE_GROUP, n), words);
   for (uint i = 0; i < n; i += DPCPE_GROUP)
   {
     uint m = MIN(DPCPE_GROUP, n - i);
@@ -942,7 +951,10 @@ dpcpe_bulk_run(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint 
     do {
       s = dpcpe_read_start(base);
       const struct dpcpe_dir *d = dpcpe_dir_get(base);
+      if (i + DPCPE_GROUP < n)
+	dpcpe_prefetch_slots(base, d, a + (size_t) (i + DPCPE_GROUP) * words, MIN(DPCPE_GROUP, n - i - DPCPE_GROUP), words);
       dpcpe_group_load(&g, a + (size_t) i * words, m, words);
+      dpcpe_group_hints(base, d, &g);
       group(base, d, &g);
       dpcpe_group_finish(base, d, &g, val + i);
     } while (!dpcpe_read_ok(base, s));
@@ -1156,6 +1168,9 @@ dpcpe_show(const struct lpm_engine *e, struct cli *c, int code)
     dpfx += x->len_count[l];
   cli_printf(c, code, "  Direct /%-2u:     %u prefixes /0-/%u, %u of %lu entries set, %s",
 	     s->dbits, dpfx, s->dbits, arr_used, (ulong) (1ULL << s->dbits), b1);
+  fmt_bytes(b1, (1ULL << s->hbits));
+  cli_printf(c, code, "  Hints /%-2u:      %lu of %lu name levels, %s, %u bit%s",
+	     s->hbits, (ulong) dpcpe_hint_slots_used(x), (ulong) (1ULL << s->hbits), b1, s->hn, (s->hn == 1) ? "" : "s");
 
   for (int i = s->nlev - 1; i >= 0; i--)
   {
@@ -1195,6 +1210,8 @@ dpcpe_check(struct dpcpe *x)
   {
     struct dpcpe_level *l = &s->lv[i];
     if (!dpcpe_level_check(x, l))
+      ok = 0;
+    if (!l->d.hbit)
       ok = 0;
 
     byte *own = dpcpe_level_owner(x, l);
@@ -1251,7 +1268,7 @@ dpcpe_check(struct dpcpe *x)
     }
   }
 
-  return ok;
+  return ok && dpcpe_hint_check(x);
 }
 
 const struct lpm_class lpm_dpcpe_class = {

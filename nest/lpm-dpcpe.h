@@ -22,6 +22,18 @@
  * levels longest first and ends in the array. Each level is a hash table
  * of 64-byte buckets with a one-word-per-key Bloom filter in front.
  *
+ * Hints. A hint byte for each value of an address's first @hbits bits
+ * (16, or @dbits if fewer): bit (i mod 8) is set while the level of index
+ * i (shortest first) holds an entry whose key begins with those bits. The
+ * bytes (64 KiB) stay in the cache, so reading them costs no memory
+ * round trip of its own. A lookup reads its hint
+ * first and hashes, tests and probes only the levels whose bit is set:
+ * an address under no longer prefix (most random addresses, and most
+ * IPv6 space) is answered by the array and its hint alone, and one under
+ * a few lengths tests only those. A set bit may be stale (levels share
+ * bits beyond 8, counts saturate); a clear bit never is: the bit is set
+ * before an entry is stored and cleared after the last one is gone.
+ *
  * Lookup memory lives in one &lpm_region and is addressed by offsets: a
  * header (&dpcpe_hdr) at offset 0 names the current directory
  * (&dpcpe_dir), which names the array and, per level, the table and
@@ -37,6 +49,7 @@
 
 #define DPCPE_DBITS4		20	/* IPv4 direct array: /20, 2^20 entries */
 #define DPCPE_DBITS6		16	/* IPv6 direct array: /16 */
+#define DPCPE_HBITS		16	/* Hint bytes: by the first 16 bits at most */
 
 #define DPCPE_NOMEM		(~(u64) 0)	/* Failed arena allocation */
 
@@ -75,14 +88,18 @@ struct dpcpe_ldesc {
   u8 k;					/* Filter bits per key */
   u8 words;				/* Address words hashed: ceil(len / 32) */
   u8 filter;				/* Lookups test the filter before the table */
-  u8 pad[3];
+  u8 hbit;				/* The level's bit in the hint bytes (never 0) */
+  u8 pad[2];
 };
 
 /* What the lookups read: immutable once published */
 struct dpcpe_dir {
   u64 arr;				/* Offset of the direct array: 2^dbits of ~value */
+  u64 hint;				/* Offset of the hint bytes: 2^hbits, by the first hbits bits */
   u32 dbits;
   u32 nlevels;
+  u32 hbits;
+  u32 pad;
   struct dpcpe_ldesc lv[];		/* Longest first */
 };
 
@@ -95,7 +112,7 @@ struct dpcpe_hdr {
 };
 
 #define DPCPE_MAGIC		0x64706365	/* "dpce" */
-#define DPCPE_VERSION		1
+#define DPCPE_VERSION		2	/* 2: hint bytes */
 
 /*
  *	Hashing: one 64-bit hash per key, as two 32-bit halves (a, b) so that
@@ -277,32 +294,47 @@ dpcpe_probe_level(const byte *base, const struct dpcpe_ldesc *l, u64 h, const u3
 /* The levels a single lookup prefetches at once: one memory round trip, not one per level */
 #define DPCPE_PF_LEVELS		16
 
+/* Index of an address's array entry and of its hint byte */
+static inline u32 dpcpe_arr_slot(const struct dpcpe_dir *d, u32 a0) { return d->dbits ? (a0 >> (32 - d->dbits)) : 0; }
+static inline u32 dpcpe_hint_slot(const struct dpcpe_dir *d, u32 a0) { return d->hbits ? (a0 >> (32 - d->hbits)) : 0; }
+
+/* The hint byte of an address (every bit if the directory has none) */
+static inline uint
+dpcpe_hint_get(const byte *base, const struct dpcpe_dir *d, u32 a0)
+{
+  return d->hint ? __atomic_load_n(base + d->hint + dpcpe_hint_slot(d, a0), __ATOMIC_ACQUIRE) : 0xff;
+}
+
 /*
  * One lookup in a directory, address words @a (IPv4: one word); returns
- * ~value, or 0. Hashes every level first and prefetches their filter words,
- * home buckets and the array entry, so that the misses overlap; then walks
- * the levels longest first.
+ * ~value, or 0. Reads the hint, hashes the levels it names and prefetches
+ * their filter words, home buckets and the array entry, so that the misses
+ * overlap; then walks those levels longest first.
  */
 static inline u32
 dpcpe_find(const byte *base, const struct dpcpe_dir *d, const u32 *a)
 {
   u64 hs[DPCPE_PF_LEVELS];
   uint np = MIN(d->nlevels, DPCPE_PF_LEVELS);
+  const u32 *arr = (const u32 *) (base + d->arr) + dpcpe_arr_slot(d, a[0]);
+  __builtin_prefetch(arr);
+  uint hint = dpcpe_hint_get(base, d, a[0]);
 
   for (uint i = 0; i < np; i++)
   {
     const struct dpcpe_ldesc *l = &d->lv[i];
+    if (!(hint & l->hbit))
+      continue;
     u32 k[4] = { a[0] & l->mask[0], a[1] & l->mask[1], a[2] & l->mask[2], a[3] & l->mask[3] };
     hs[i] = dpcpe_hash(k, l->words, l->sa, l->sb);
     dpcpe_prefetch_level(base, l, hs[i]);
   }
 
-  const u32 *arr = (const u32 *) (base + d->arr) + (d->dbits ? (a[0] >> (32 - d->dbits)) : 0);
-  __builtin_prefetch(arr);
-
   for (uint i = 0; i < d->nlevels; i++)
   {
     const struct dpcpe_ldesc *l = &d->lv[i];
+    if (!(hint & l->hbit))
+      continue;
     u32 k[4] = { a[0] & l->mask[0], a[1] & l->mask[1], a[2] & l->mask[2], a[3] & l->mask[3] };
     u64 h = (i < np) ? hs[i] : dpcpe_hash(k, l->words, l->sa, l->sb);
     if (l->filter && !dpcpe_filter_test(base, l, h))
@@ -341,10 +373,12 @@ dpcpe_probe_lane6(const byte *base, const struct dpcpe_ldesc *l, u64 h, const u3
  *	in windows of %DPCPE_WIN levels, in three stages, so that one memory
  *	round trip serves the whole group at each stage:
  *
- *	A. (variant) hash every address for every level of the window, store
- *	   the halves, prefetch the filter words (or home buckets for levels
- *	   probed without a filter) and, in the first window, the array entries;
- *	B. (variant) test the filters; then (shared) prefetch the home bucket
+ *	0. (shared) read the hint bytes (prefetched with the array entries,
+ *	   for the next group while this one runs) into a lane mask per level;
+ *	A. (variant) hash the addresses of the window's levels, store the
+ *	   halves, prefetch the filter words (or home buckets for levels probed
+ *	   without a filter) of the lanes whose hint names the level;
+ *	B. (variant) test the filters of those lanes; then (shared) prefetch the home bucket
  *	   of each lane's longest positive level;
  *	C. (shared) probe, longest positive level first, for each lane.
  *
@@ -361,7 +395,10 @@ struct dpcpe_group {
   u32 ha[DPCPE_WIN][DPCPE_GROUP];	/* Hash halves per level of the window */
   u32 hb[DPCPE_WIN][DPCPE_GROUP];
   u64 pos[DPCPE_WIN];			/* Lanes whose filter passed (or that have none) */
-  u64 active;				/* Lanes not answered yet */
+  u64 lm[DPCPE_WIN];			/* Lanes whose hint names the level */
+  u8 hint[DPCPE_GROUP];			/* Hint bytes of the lanes */
+  u64 open;				/* Lanes not answered yet */
+  u64 active;				/* Of those, the lanes whose hint names a level still to ask */
   u32 res[DPCPE_GROUP];			/* ~value found, 0 = none yet */
   uint n;				/* Lanes in the group */
 } __attribute__((aligned(64)));
@@ -370,7 +407,7 @@ struct dpcpe_group {
 static inline void
 dpcpe_group_prefetch(const byte *base, const struct dpcpe_ldesc *l, const struct dpcpe_group *g, uint li)
 {
-  for (u64 m = g->active; m; m &= m - 1)
+  for (u64 m = g->active & g->lm[li]; m; m &= m - 1)
   {
     uint j = __builtin_ctzll(m);
     u64 h = ((u64) g->hb[li][j] << 32) | g->ha[li][j];
@@ -381,11 +418,46 @@ dpcpe_group_prefetch(const byte *base, const struct dpcpe_ldesc *l, const struct
   }
 }
 
+/* Stage 0: prefetch the array entries of @n addresses @a (@words each) */
 static inline void
-dpcpe_group_prefetch_array(const byte *base, const struct dpcpe_dir *d, const struct dpcpe_group *g)
+dpcpe_prefetch_slots(const byte *base, const struct dpcpe_dir *d, const u32 *a, uint n, uint words)
 {
+  for (uint j = 0; j < n; j++)
+    __builtin_prefetch((const u32 *) (base + d->arr) + dpcpe_arr_slot(d, a[(size_t) j * words]));
+}
+
+/* Stage 0: the lanes' hint bytes; the variant turns them into g->lm */
+static inline void
+dpcpe_group_hints(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
+{
+  if (!d->hint)
+  {
+    memset(g->hint, 0xff, sizeof(g->hint));
+    return;
+  }
+
+  const byte *h = base + d->hint;
+  u64 named = 0;
   for (uint j = 0; j < g->n; j++)
-    __builtin_prefetch((const u32 *) (base + d->arr) + (d->dbits ? (g->w[0][j] >> (32 - d->dbits)) : 0));
+  {
+    g->hint[j] = __atomic_load_n(h + dpcpe_hint_slot(d, g->w[0][j]), __ATOMIC_ACQUIRE);
+    named |= (u64) !!g->hint[j] << j;
+  }
+  for (uint j = g->n; j < DPCPE_GROUP; j++)
+    g->hint[j] = 0;
+
+  /* Lanes whose hint names no level are the array's */
+  g->active &= named;
+}
+
+/* Lanes whose hint has any bit of @bit (scalar) */
+static inline u64
+dpcpe_group_lanes(const struct dpcpe_group *g, uint bit)
+{
+  u64 m = 0;
+  for (uint j = 0; j < DPCPE_GROUP; j++)
+    m |= (u64) !!(g->hint[j] & bit) << j;
+  return m;
 }
 
 /* Stage B, shared part, and stage C for the window of levels @w0 .. @w0 + @nw - 1 */
@@ -416,6 +488,7 @@ dpcpe_group_probe(const byte *base, const struct dpcpe_dir *d, struct dpcpe_grou
 	{
 	  g->res[j] = v;
 	  g->active &= ~(1ULL << j);
+	  g->open &= ~(1ULL << j);
 	  break;
 	}
       }
@@ -427,10 +500,10 @@ static inline void
 dpcpe_group_finish(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g, u32 *val)
 {
   const u32 *arr = (const u32 *) (base + d->arr);
-  for (u64 m = g->active; m; m &= m - 1)
+  for (u64 m = g->open; m; m &= m - 1)
   {
     uint j = __builtin_ctzll(m);
-    g->res[j] = __atomic_load_n(arr + (d->dbits ? (g->w[0][j] >> (32 - d->dbits)) : 0), __ATOMIC_RELAXED);
+    g->res[j] = __atomic_load_n(arr + dpcpe_arr_slot(d, g->w[0][j]), __ATOMIC_RELAXED);
   }
 
   for (uint j = 0; j < g->n; j++)
@@ -440,8 +513,17 @@ dpcpe_group_finish(const byte *base, const struct dpcpe_dir *d, struct dpcpe_gro
 static inline void
 dpcpe_group_load(struct dpcpe_group *g, const u32 *a, uint n, uint words)
 {
+  if ((words == 1) && (n == DPCPE_GROUP))
+  {
+    g->n = n;
+    g->open = g->active = ~0ULL;
+    memset(g->res, 0, sizeof(g->res));
+    memcpy(g->w[0], a, sizeof(g->w[0]));
+    return;
+  }
+
   g->n = n;
-  g->active = (n == 64) ? ~0ULL : ((1ULL << n) - 1);
+  g->open = g->active = (n == 64) ? ~0ULL : ((1ULL << n) - 1);
   memset(g->res, 0, sizeof(g->res));
   for (uint j = 0; j < n; j++)
     for (uint k = 0; k < 4; k++)
@@ -557,6 +639,11 @@ struct dpcpe_level {
   u32 sat_rebuilt;			/* Saturated counters right after the last filter rebuild */
   u32 filter_rebuilds;
   u64 gen;				/* Table generation: retired slots of an older one are void */
+  u64 hint;				/* Lookup offset of the layout's hint bytes (0: not kept) */
+  u64 hcnt;				/* Control offset of its entry counts (lpm-dpcpe-hint.c) */
+  u8 hbits;				/* The layout's hbits */
+  u8 hidx;				/* The level's counter: index mod 8 */
+  u8 hn;				/* Counters per array entry */
 };
 
 /* A whole structure: direct array and levels; swapped as one by builds */
@@ -564,6 +651,10 @@ struct dpcpe_layout {
   u32 dbits;
   u64 arr;				/* Lookup offset: 2^dbits of ~value */
   u64 arr_own;				/* Control offset: owner length per entry */
+  u64 hint;				/* Lookup offset: 2^hbits hint bytes */
+  u64 hcnt;				/* Control offset: per hint byte, a u16 count per bit */
+  uint hbits;
+  uint hn;				/* Hint bits in use: min(nlev, 8) */
   uint nlev;
   struct dpcpe_level *lv;		/* Levels, shortest first (mb_alloc) */
   u8 level_of[129];			/* Prefix length -> level, DPCPE_ARRAY or DPCPE_NOLEVEL */
@@ -641,6 +732,15 @@ double dpcpe_level_fp_sample(struct dpcpe *x, struct dpcpe_level *l, uint sample
 u64 dpcpe_level_lookup_bytes(const struct dpcpe_level *l);
 u64 dpcpe_level_control_bytes(const struct dpcpe_level *l);
 int dpcpe_level_check(struct dpcpe *x, struct dpcpe_level *l);
+
+/* Hints (lpm-dpcpe-hint.c) */
+int dpcpe_hint_setup(struct dpcpe *x, struct dpcpe_layout *s);
+void dpcpe_hint_release(struct dpcpe *x, struct dpcpe_layout *s, int published);
+void dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k);
+void dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k);
+void dpcpe_hint_copy(struct dpcpe_level *to, const struct dpcpe_level *from);
+int dpcpe_hint_check(struct dpcpe *x);
+u64 dpcpe_hint_slots_used(struct dpcpe *x);
 
 /* Level choice (lpm-dpcpe-levels.c) */
 #define DPCPE_COST_MAX		(1ULL << 62)	/* Saturated cost: more entries than memory */

@@ -715,6 +715,77 @@ kset_add(struct kset *s, u64 k)
   s->n++;
 }
 
+/* The hint byte of an IPv4 address */
+static uint
+hint4(struct dpcpe *x, const char *s)
+{
+  ip4_addr a;
+  bt_assert(ip4_pton(s, &a));
+  return x->base[x->s.hint + (_I(a) >> (32 - x->s.hbits))];
+}
+
+static int
+t_hints(void)
+{
+  tp = rp_new(&root_pool, "dpcpe test");
+  print_variants("hints");
+  struct lpm_engine *e = new_engine(32, NULL);
+  struct dpcpe *x = (void *) e;
+  uint b24 = x->s.lv[0].d.hbit, b32 = x->s.lv[1].d.hbit;
+  bt_assert(b24 && b32 && (b24 != b32));
+
+  /* Prefixes of the array leave the hints clear */
+  add4(e, "10.0.0.0/8", 8);
+  add4(e, "10.0.16.0/20", 20);
+  bt_assert(dpcpe_hint_slots_used(x) == 0);
+  bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 20);
+
+  /* A /22 names the /24 level in its /16 only; a /26 beside it the /32 level too */
+  add4(e, "10.0.16.0/22", 22);
+  bt_assert(hint4(x, "10.0.17.1") == b24);
+  bt_assert(hint4(x, "10.1.32.1") == 0);
+  add4(e, "10.0.20.64/26", 26);
+  bt_assert(hint4(x, "10.0.17.1") == (b24 | b32));
+  bt_assert(dpcpe_hint_slots_used(x) == 1);
+  bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 65)) == 26);
+  bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 1)) == 20);
+  bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 22);
+
+  /* A covering /25 releases nothing: the /32 entries change owner, the bit stays */
+  add4(e, "10.0.20.0/25", 25);
+  add4(e, "10.0.20.64/26", LPM_NONE);
+  bt_assert(hint4(x, "10.0.17.1") == (b24 | b32));
+  bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 65)) == 25);
+
+  /* The last entries gone, the bits go */
+  add4(e, "10.0.20.0/25", LPM_NONE);
+  bt_assert(hint4(x, "10.0.17.1") == b24);
+  add4(e, "10.0.16.0/22", LPM_NONE);
+  bt_assert(hint4(x, "10.0.17.1") == 0);
+  bt_assert(dpcpe_hint_slots_used(x) == 0);
+  bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 20);
+  bt_assert(dpcpe_check(x));
+
+  /* Every variant answers from the array alone where the hint is clear */
+  ip4_addr q[64];
+  u32 v[64];
+  for (uint i = 0; i < 64; i++)
+    q[i] = ip4_build(10, 0, 16 + (i % 4), i);
+  add4(e, "10.0.18.0/24", 24);
+  for (uint var = 0; var < LPM_VAR_MAX; var++)
+    if (lpm_variants_cpu() & (1U << var))
+    {
+      memset(v, 0x55, sizeof(v));
+      lpm_dpcpe_class.bulk4[var](e, q, v, 64);
+      for (uint i = 0; i < 64; i++)
+	bt_assert(v[i] == ((i % 4 == 2) ? 24 : 20));
+    }
+
+  lpm_free(e);
+  rfree(tp);
+  return 1;
+}
+
 static int
 t_levels(void)
 {
@@ -1034,8 +1105,9 @@ t_nomem(void)
   {
     struct dpcpe_opts o;
     dpcpe_opts_default(&o);
-    o.lookup_limit = ((bits == 32) ? (4 << 20) : (256 << 10)) + (192 << 10);
-    o.control_limit = (bits == 32) ? (2 << 20) : (1 << 20);
+    /* The direct array and its hints fit; the levels soon do not */
+    o.lookup_limit = ((bits == 32) ? (5 << 20) : (320 << 10)) + (192 << 10);
+    o.control_limit = (bits == 32) ? (4 << 20) : (3 << 19);
 
     struct pair p = { .u = uni_new(bits, 30000, 1), .e = new_engine(bits, &o) };
     bt_assert(p.e);
@@ -1293,6 +1365,7 @@ main(int argc, char *argv[])
 
   bt_test_suite(t_params, "Parameters: level count range, net types, variants");
   bt_test_suite(t_capture, "Capture and release of expanded entries, explicit cases");
+  bt_test_suite(t_hints, "Hint bytes: set and cleared with the entries behind them");
   bt_test_suite(t_levels, "Level choice: exact capture counts and DP against brute force");
   bt_test_suite(t_churn4, "IPv4: random and adversarial churn against a reference, all variants");
   bt_test_suite(t_churn6, "IPv6: random and adversarial churn against a reference, all variants");

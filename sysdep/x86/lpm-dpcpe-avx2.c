@@ -8,8 +8,9 @@
 /**
  * DOC: dpcpe AVX2 lookups
  *
- * Stages A and B of the batch pipeline (nest/lpm-dpcpe.h) as in the
- * AVX-512 variant (sysdep/x86/lpm-dpcpe-avx512.c), in 256-bit vectors:
+ * Stages 0 (lane masks from the hint bytes), A and B of the batch
+ * pipeline (nest/lpm-dpcpe.h) as in the AVX-512 variant
+ * (sysdep/x86/lpm-dpcpe-avx512.c), in 256-bit vectors:
  * eight addresses per vector, hashes in 32-bit lanes, filter words
  * gathered four 64-bit lanes at a time, masks by variable shifts. Stage C
  * is the shared scalar one, so the answers equal the scalar ones.
@@ -62,12 +63,35 @@ ftest4(__m256i w, __m128i hb, uint k)
   return _mm256_movemask_pd(_mm256_castsi256_pd(eq));
 }
 
-/* Stage A for one level: hash all lanes */
+/* Stage 0: lanes whose hint byte has the level's bit, 32 at a time */
+TARGET static inline u64
+lanes64(const struct dpcpe_group *g, uint bit)
+{
+  __m256i b = _mm256_set1_epi8((char) bit);
+  __m256i h0 = _mm256_and_si256(_mm256_load_si256((const __m256i *) g->hint), b);
+  __m256i h1 = _mm256_and_si256(_mm256_load_si256((const __m256i *) (g->hint + 32)), b);
+  u32 m0 = _mm256_movemask_epi8(_mm256_cmpeq_epi8(h0, _mm256_setzero_si256()));
+  u32 m1 = _mm256_movemask_epi8(_mm256_cmpeq_epi8(h1, _mm256_setzero_si256()));
+  return ~((u64) m1 << 32 | m0);
+}
+
+/* 64-bit lane mask of the low four bits of @act */
+TARGET static inline __m256i
+mask4(uint act)
+{
+  __m256i bits = _mm256_set_epi64x(8, 4, 2, 1);
+  return _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x(act), bits), bits);
+}
+
+/* Stage A for one level: hash the vectors that have lanes to test */
 TARGET static inline void
-hash_level(const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li)
+hash_level(const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li, u64 lanes)
 {
   for (uint v = 0; v < DPCPE_GROUP; v += 8)
   {
+    if (!(u8) (lanes >> v))
+      continue;
+
     __m256i ha = _mm256_set1_epi32(l->sa), hb = _mm256_set1_epi32(l->sb);
     for (uint j = 0; j < l->words; j++)
     {
@@ -89,15 +113,16 @@ filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *
 
   for (uint v = 0; v < DPCPE_GROUP; v += 8)
   {
-    uint act = (g->active >> v) & 0xff;
+    uint act = ((g->active & g->lm[li]) >> v) & 0xff;
     if (!act)
       continue;
 
     __m256i ha = _mm256_load_si256((const __m256i *) &g->ha[li][v]);
     __m256i hb = _mm256_load_si256((const __m256i *) &g->hb[li][v]);
     __m256i idx = range8(ha, l->nw);
-    __m256i w0 = _mm256_i32gather_epi64(f, _mm256_castsi256_si128(idx), 8);
-    __m256i w1 = _mm256_i32gather_epi64(f, _mm256_extracti128_si256(idx, 1), 8);
+    __m256i z = _mm256_setzero_si256();
+    __m256i w0 = _mm256_mask_i32gather_epi64(z, f, _mm256_castsi256_si128(idx), mask4(act), 8);
+    __m256i w1 = _mm256_mask_i32gather_epi64(z, f, _mm256_extracti128_si256(idx, 1), mask4(act >> 4), 8);
     uint m0 = ftest4(w0, _mm256_castsi256_si128(hb), l->k);
     uint m1 = ftest4(w1, _mm256_extracti128_si256(hb, 1), l->k);
     pos |= (u64) (act & (m0 | (m1 << 4))) << v;
@@ -109,20 +134,23 @@ filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *
 TARGET static void
 group(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 {
-  dpcpe_group_prefetch_array(base, d, g);
-
   for (uint w0 = 0; (w0 < d->nlevels) && g->active; w0 += DPCPE_WIN)
   {
     uint nw = MIN(DPCPE_WIN, d->nlevels - w0);
 
     for (uint i = 0; i < nw; i++)
     {
-      hash_level(&d->lv[w0 + i], g, i);
+      g->lm[i] = lanes64(g, d->lv[w0 + i].hbit);
+      u64 lanes = g->active & g->lm[i];
+      if (!lanes)
+	continue;
+      hash_level(&d->lv[w0 + i], g, i, lanes);
       dpcpe_group_prefetch(base, &d->lv[w0 + i], g, i);
     }
 
     for (uint i = 0; i < nw; i++)
-      g->pos[i] = d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : g->active;
+      g->pos[i] = !(g->active & g->lm[i]) ? 0 :
+	d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : (g->active & g->lm[i]);
 
     dpcpe_group_probe(base, d, g, w0, nw);
   }

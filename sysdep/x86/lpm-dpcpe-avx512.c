@@ -8,9 +8,11 @@
 /**
  * DOC: dpcpe AVX-512 lookups
  *
- * Stages A and B of the batch pipeline (nest/lpm-dpcpe.h) in 512-bit
+ * Stages 0, A and B of the batch pipeline (nest/lpm-dpcpe.h) in 512-bit
  * vectors, sixteen addresses per vector, four vectors per group of 64.
- * Stage A masks the addresses to each level and hashes them in 32-bit
+ * Stage 0 tests the group's 64 hint bytes against a level's bit in one
+ * instruction (the lanes that level is asked for); stage A masks those
+ * lanes' addresses to the level and hashes them in 32-bit
  * lanes (both halves of the hash, the multiply-xorshift rounds of the
  * scalar dpcpe_hash()); stage B picks the filter words (multiply-shift of
  * the low half, from even and odd 32x32-bit products), gathers them, eight
@@ -18,7 +20,7 @@
  * by double hashing with variable shifts, and compares. The probes of
  * stage C and the order of the levels are the scalar ones, so the answers
  * are too; the tests compare them at every checkpoint of their churn.
- * Needs AVX-512F only (gathers, mask registers, 32-bit multiplies).
+ * Needs AVX-512F (gathers, mask registers, 32-bit multiplies) and BW (byte tests).
  */
 
 #include "nest/bird.h"
@@ -68,12 +70,22 @@ ftest8(__m512i w, __m256i hb, uint k)
   return _mm512_cmpeq_epi64_mask(_mm512_and_si512(w, m), m);
 }
 
-/* Stage A for one level: hash all lanes */
+/* Stage 0: lanes whose hint byte has the level's bit, 64 at once */
+TARGET static inline u64
+lanes64(const struct dpcpe_group *g, uint bit)
+{
+  return _mm512_test_epi8_mask(_mm512_load_si512(g->hint), _mm512_set1_epi8((char) bit));
+}
+
+/* Stage A for one level: hash the vectors that have lanes to test */
 TARGET static inline void
-hash_level(const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li)
+hash_level(const struct dpcpe_ldesc *l, struct dpcpe_group *g, uint li, u64 lanes)
 {
   for (uint v = 0; v < DPCPE_GROUP; v += 16)
   {
+    if (!(u16) (lanes >> v))
+      continue;
+
     __m512i ha = _mm512_set1_epi32(l->sa), hb = _mm512_set1_epi32(l->sb);
     for (uint j = 0; j < l->words; j++)
     {
@@ -95,7 +107,7 @@ filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *
 
   for (uint v = 0; v < DPCPE_GROUP; v += 16)
   {
-    __mmask16 act = g->active >> v;
+    __mmask16 act = (g->active & g->lm[li]) >> v;
     if (!act)
       continue;
 
@@ -116,20 +128,23 @@ filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *
 TARGET static void
 group(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 {
-  dpcpe_group_prefetch_array(base, d, g);
-
   for (uint w0 = 0; (w0 < d->nlevels) && g->active; w0 += DPCPE_WIN)
   {
     uint nw = MIN(DPCPE_WIN, d->nlevels - w0);
 
     for (uint i = 0; i < nw; i++)
     {
-      hash_level(&d->lv[w0 + i], g, i);
+      g->lm[i] = lanes64(g, d->lv[w0 + i].hbit);
+      u64 lanes = g->active & g->lm[i];
+      if (!lanes)
+	continue;
+      hash_level(&d->lv[w0 + i], g, i, lanes);
       dpcpe_group_prefetch(base, &d->lv[w0 + i], g, i);
     }
 
     for (uint i = 0; i < nw; i++)
-      g->pos[i] = d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : g->active;
+      g->pos[i] = !(g->active & g->lm[i]) ? 0 :
+	d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : (g->active & g->lm[i]);
 
     dpcpe_group_probe(base, d, g, w0, nw);
   }

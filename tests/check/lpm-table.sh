@@ -164,6 +164,8 @@ if grep -qw dpcpe <<< "$engines"; then
   check "dpcpe show lpm (ipv4): level /32 and /24 with counts, filter size and measured false positives" \
     bash -c "grep -qE 'Level /32 .*prefixes /25-/32, [0-9]+ entries, table .*filter .*false positives [0-9.]+ measured' <<< '$sl' && grep -q 'Level /24 ' <<< '$sl'"
   check "dpcpe show lpm (ipv4): memory" grep -q "Memory: *lookup " <<< "$sl"
+  check "dpcpe show lpm (ipv4): hint bytes by /16, some naming levels, 2 bits" \
+    bash -c "grep -qE 'Hints /16: +[1-9][0-9]* of 65536 name levels, 64 kB, 2 bits' <<< '$sl'"
   mkconf "$WORK/p.conf" "lpm engine dpcpe; lpm levels 3;"
   out=$(P configure); echo "configure dpcpe, lpm levels 3: $out"
   sl=$(P show lpm master6); echo "$sl"
