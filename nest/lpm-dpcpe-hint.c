@@ -12,22 +12,25 @@
  * first: at full size that is a cache line per level per address (8 filter
  * words for IPv6), most of them for levels that hold nothing near the
  * address, and on a core that keeps only so many misses in flight the lines,
- * not the instructions, set the rate. The direct array already names a
- * region of the address space for each address (its first @dbits bits), so
- * beside each array entry we keep one hint byte saying which levels hold
- * entries in that region: bit (i mod 8) for the level of index i, shortest
- * first. A random IPv6 address falls in a /16 that holds nothing and is
- * answered by the array alone; an IPv4 address tests the /32 level only in
- * the few /20s that hold prefixes longer than /24.
+ * not the instructions, set the rate. So for each /16 (or each array entry,
+ * if the array is shorter) we keep one hint byte saying which levels hold
+ * entries in it: bit (i mod 8) for the level of index i, shortest first.
+ * 64 KiB of hints stay in the cache: reading them costs no round trip, and a
+ * lookup then touches only the lines of the levels its region has. A random
+ * IPv6 address falls in a /16 that holds nothing and is answered by the
+ * array alone; on the tier-1 table a random IPv4 address tests the /24 level
+ * in 31% of the cases and the /32 level in 0.4%, an address inside a prefix
+ * in 96% and 3%.
  *
- * The writer keeps, per array entry and bit, a count of the live expanded
+ * The writer keeps, per hint byte and bit, a count of the live expanded
  * entries behind it (u16, control memory). A count that reaches its maximum
  * stays there, so the bit stays set: a set bit may be stale, a clear one
  * never is. The bit is set before an entry is stored (dpcpe_level_insert())
  * and cleared after the last entry is gone (dpcpe_level_delete()); capture
- * and release only change values and leave the counts alone; a table
- * resize moves entries without counting them (dpcpe_hint_copy()). Each
- * layout has its own hints, built with its levels and retired with them.
+ * and release only change values and leave the counts alone; a table resize
+ * copies its entries into a level without hints (so they are not counted
+ * again) and then hands it the old level's. Each layout has its own hints,
+ * built with its levels and retired with them.
  */
 
 #include "nest/bird.h"
@@ -35,11 +38,17 @@
 
 #define HINT_MAX	0xffff		/* Saturated: the bit stays */
 
+static inline u64 hint_bytes(const struct dpcpe_hints *h) { return 1ULL << h->bits; }
+static inline u64 hint_cnt_bytes(const struct dpcpe_hints *h) { return hint_bytes(h) * h->n * sizeof(u16); }
+
 static inline u64
-hint_index(const struct dpcpe_level *l, struct dpcpe_key k)
+hint_index(const struct dpcpe_hints *h, struct dpcpe_key k)
 {
-  return l->hbits ? (k.hi >> (64 - l->hbits)) : 0;
+  return h->bits ? (k.hi >> (64 - h->bits)) : 0;
 }
+
+/* The level's bit index, from its bit */
+static inline uint hint_bit_index(const struct dpcpe_level *l) { return __builtin_ctz(l->d.hbit); }
 
 /**
  * dpcpe_hint_setup - hint bytes and counts of a layout being built
@@ -51,31 +60,26 @@ hint_index(const struct dpcpe_level *l, struct dpcpe_key k)
 int
 dpcpe_hint_setup(struct dpcpe *x, struct dpcpe_layout *s)
 {
-  s->hbits = MIN(s->dbits, DPCPE_HBITS);
-  u64 n = 1ULL << s->hbits;
-  s->hn = MIN(MAX(s->nlev, 1), 8);
-  s->hint = dpcpe_arena_alloc(&x->la, n);
-  s->hcnt = dpcpe_arena_alloc(&x->ca, n * s->hn * sizeof(u16));
-  if ((s->hint == DPCPE_NOMEM) || (s->hcnt == DPCPE_NOMEM))
+  struct dpcpe_hints *h = &s->h;
+  h->bits = MIN(s->dbits, DPCPE_HBITS);
+  h->n = MIN(MAX(s->nlev, 1), 8);
+  h->bytes = dpcpe_arena_alloc(&x->la, hint_bytes(h));
+  h->cnt = dpcpe_arena_alloc(&x->ca, hint_cnt_bytes(h));
+  if ((h->bytes == DPCPE_NOMEM) || (h->cnt == DPCPE_NOMEM))
   {
-    if (s->hint != DPCPE_NOMEM) dpcpe_arena_free(&x->la, s->hint, n);
-    if (s->hcnt != DPCPE_NOMEM) dpcpe_arena_free(&x->ca, s->hcnt, n * s->hn * sizeof(u16));
-    s->hint = s->hcnt = 0;
+    if (h->bytes != DPCPE_NOMEM) dpcpe_arena_free(&x->la, h->bytes, hint_bytes(h));
+    if (h->cnt != DPCPE_NOMEM) dpcpe_arena_free(&x->ca, h->cnt, hint_cnt_bytes(h));
+    h->bytes = h->cnt = 0;
     return -1;
   }
 
-  memset(x->base + s->hint, 0, n);
-  memset(dpcpe_ptr(&x->ca, s->hcnt), 0, n * s->hn * sizeof(u16));
+  memset(x->base + h->bytes, 0, hint_bytes(h));
+  memset(dpcpe_ptr(&x->ca, h->cnt), 0, hint_cnt_bytes(h));
 
   for (uint i = 0; i < s->nlev; i++)
   {
-    struct dpcpe_level *l = &s->lv[i];
-    l->hint = s->hint;
-    l->hcnt = s->hcnt;
-    l->hbits = s->hbits;
-    l->hidx = i % 8;
-    l->hn = s->hn;
-    l->d.hbit = 1 << l->hidx;
+    s->lv[i].h = *h;
+    s->lv[i].d.hbit = 1 << (i % 8);
   }
   return 0;
 }
@@ -89,31 +93,38 @@ dpcpe_hint_setup(struct dpcpe *x, struct dpcpe_layout *s)
 void
 dpcpe_hint_release(struct dpcpe *x, struct dpcpe_layout *s, int published)
 {
-  u64 n = 1ULL << s->hbits;
-  if (!s->hint)
+  struct dpcpe_hints *h = &s->h;
+  if (!h->bytes)
     return;
 
   if (published)
-    dpcpe_pending_block(x, s->hint, n);
+    dpcpe_pending_block(x, h->bytes, hint_bytes(h));
   else
-    dpcpe_arena_free(&x->la, s->hint, n);
-  dpcpe_arena_free(&x->ca, s->hcnt, n * s->hn * sizeof(u16));
-  s->hint = s->hcnt = 0;
+    dpcpe_arena_free(&x->la, h->bytes, hint_bytes(h));
+  dpcpe_arena_free(&x->ca, h->cnt, hint_cnt_bytes(h));
+  h->bytes = h->cnt = 0;
+}
+
+/* The count of entry @k's bit in level @l, and its hint byte in @hb */
+static inline u16 *
+hint_count(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, byte **hb)
+{
+  u64 i = hint_index(&l->h, k);
+  *hb = x->base + l->h.bytes + i;
+  return (u16 *) dpcpe_ptr(&x->ca, l->h.cnt) + i * l->h.n + hint_bit_index(l);
 }
 
 /* Entry @k appears in level @l: count it, and set its bit before it is stored */
 void
 dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
-  if (!l->hint)
+  if (!l->h.bytes)
     return;
 
-  u64 i = hint_index(l, k);
-  u16 *c = (u16 *) dpcpe_ptr(&x->ca, l->hcnt) + i * l->hn + l->hidx;
+  byte *h;
+  u16 *c = hint_count(x, l, k, &h);
   if (*c < HINT_MAX)
     (*c)++;
-
-  byte *h = x->base + l->hint + i;
   if (!(*h & l->d.hbit))
     __atomic_store_n(h, *h | l->d.hbit, __ATOMIC_RELEASE);
 }
@@ -122,95 +133,74 @@ dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 void
 dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
-  if (!l->hint)
+  if (!l->h.bytes)
     return;
 
-  u64 i = hint_index(l, k);
-  u16 *c = (u16 *) dpcpe_ptr(&x->ca, l->hcnt) + i * l->hn + l->hidx;
+  byte *h;
+  u16 *c = hint_count(x, l, k, &h);
   ASSERT_DIE(*c);
-  if ((*c == HINT_MAX) || --*c)
-    return;
-
-  byte *h = x->base + l->hint + i;
-  __atomic_store_n(h, *h & ~l->d.hbit, __ATOMIC_RELEASE);
-}
-
-/* A resized level's replacement takes over the hints after its entries were copied uncounted */
-void
-dpcpe_hint_copy(struct dpcpe_level *to, const struct dpcpe_level *from)
-{
-  to->hint = from->hint;
-  to->hcnt = from->hcnt;
-  to->hbits = from->hbits;
-  to->hidx = from->hidx;
-  to->hn = from->hn;
-  to->d.hbit = from->d.hbit;
+  if ((*c < HINT_MAX) && !--*c)
+    __atomic_store_n(h, *h & ~l->d.hbit, __ATOMIC_RELEASE);
 }
 
 /**
  * dpcpe_hint_check - recount the hints of the current layout (tests)
  * @x: engine
  *
- * Every count equals the live entries behind it or is saturated, and every
- * hint byte has exactly the bits of its non-zero counts. Returns 1 if so.
+ * Every level has its bit and the layout's hints, every count equals the
+ * live entries behind it or is saturated, and every hint byte has exactly the
+ * bits of its non-zero counts. Returns 1 if so.
  */
 int
 dpcpe_hint_check(struct dpcpe *x)
 {
   struct dpcpe_layout *s = &x->s;
-  if (!s->hint)
-    return 1;
-
-  u64 n = 1ULL << s->hbits;
-  u32 *cnt = mb_allocz(x->e.pool, n * s->hn * sizeof(u32));
+  struct dpcpe_hints *hs = &s->h;
+  u64 n = hint_bytes(hs);
+  u32 *cnt = mb_allocz(x->e.pool, n * hs->n * sizeof(u32));
+  int ok = 1;
 
   for (uint li = 0; li < s->nlev; li++)
   {
     struct dpcpe_level *l = &s->lv[li];
     byte *own = dpcpe_level_owner(x, l);
-    if ((l->hint != s->hint) || (l->hidx != li % 8) || (l->d.hbit != (1 << l->hidx)))
-      goto bad;
-    for (u32 sl = 0; sl < dpcpe_level_slots(l); sl++)
+    if ((l->h.bytes != hs->bytes) || (l->h.cnt != hs->cnt) || (l->d.hbit != (1 << (li % 8))))
+      ok = 0;
+    for (u32 sl = 0; ok && (sl < dpcpe_level_slots(l)); sl++)
       if (own[sl] < DPCPE_RETIRED)
-	cnt[hint_index(l, dpcpe_level_key(x, l, sl)) * s->hn + l->hidx]++;
+	cnt[hint_index(hs, dpcpe_level_key(x, l, sl)) * hs->n + li % 8]++;
   }
 
-  const u16 *c = dpcpe_ptr(&x->ca, s->hcnt);
-  const byte *h = x->base + s->hint;
-  for (u64 i = 0; i < n; i++)
+  const u16 *c = dpcpe_ptr(&x->ca, hs->cnt);
+  const byte *h = x->base + hs->bytes;
+  for (u64 i = 0; ok && (i < n); i++)
   {
     uint bits = 0;
-    for (uint b = 0; b < s->hn; b++)
+    for (uint b = 0; b < hs->n; b++)
     {
-      u32 want = cnt[i * s->hn + b], have = c[i * s->hn + b];
+      u32 want = cnt[i * hs->n + b], have = c[i * hs->n + b];
       if ((have != want) && (have != HINT_MAX))
-	goto bad;
+	ok = 0;
       if (have)
 	bits |= 1 << b;
     }
     if (h[i] != bits)
-      goto bad;
+      ok = 0;
   }
 
   mb_free(cnt);
-  return 1;
-
-bad:
-  mb_free(cnt);
-  return 0;
+  return ok;
 }
 
 /* Hint bytes that name some level (show lpm) */
 u64
 dpcpe_hint_slots_used(struct dpcpe *x)
 {
-  struct dpcpe_layout *s = &x->s;
+  const struct dpcpe_hints *hs = &x->s.h;
+  const byte *h = x->base + hs->bytes;
   u64 used = 0;
-  if (!s->hint)
-    return 0;
 
-  const byte *h = x->base + s->hint;
-  for (u64 i = 0; i < (1ULL << s->hbits); i++)
+  for (u64 i = 0; i < hint_bytes(hs); i++)
     used += !!h[i];
   return used;
 }

@@ -618,7 +618,8 @@ level_resize(struct dpcpe *x, struct dpcpe_level *l, u64 cap)
 
   n.prefixes = l->prefixes;
   n.filter_rebuilds = l->filter_rebuilds;
-  dpcpe_hint_copy(&n, l);
+  n.h = l->h;				/* Entries copied uncounted: the counts stay */
+  n.d.hbit = l->d.hbit;
   x->resizes++;
   dpcpe_level_release(x, l, 1);
   *l = n;

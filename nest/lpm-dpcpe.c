@@ -180,8 +180,8 @@ dir_publish(struct dpcpe *x)
   struct dpcpe_dir *d = dpcpe_ptr(&x->la, off);
   memset(d, 0, DIR_SIZE);
   d->arr = s->arr;
-  d->hint = s->hint;
-  d->hbits = s->hbits;
+  d->hint = s->h.bytes;
+  d->hbits = s->h.bits;
   d->dbits = s->dbits;
   d->nlevels = s->nlev;
   for (uint i = 0; i < s->nlev; i++)
@@ -887,8 +887,8 @@ group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
     for (uint i = 0; i < nw; i++)
     {
       const struct dpcpe_ldesc *l = &d->lv[w0 + i];
-      g->lm[i] = dpcpe_group_lanes(g, l->hbit);
-      for (u64 m = g->active & g->lm[i]; m; m &= m - 1)
+      g->lm[i] = g->active & dpcpe_group_lanes(g, l->hbit);
+      for (u64 m = g->lm[i]; m; m &= m - 1)
       {
 	uint j = __builtin_ctzll(m);
 	u32 k[4] = { g->w[0][j] & l->mask[0], g->w[1][j] & l->mask[1], g->w[2][j] & l->mask[2], g->w[3][j] & l->mask[3] };
@@ -904,12 +904,12 @@ group_scalar(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
       const struct dpcpe_ldesc *l = &d->lv[w0 + i];
       if (!l->filter)
       {
-	g->pos[i] = g->active & g->lm[i];
+	g->pos[i] = g->lm[i];
 	continue;
       }
 
       g->pos[i] = 0;
-      for (u64 m = g->active & g->lm[i]; m; m &= m - 1)
+      for (u64 m = g->lm[i]; m; m &= m - 1)
       {
 	uint j = __builtin_ctzll(m);
 	if (dpcpe_filter_test(base, l, ((u64) g->hb[i][j] << 32) | g->ha[i][j]))
@@ -942,6 +942,7 @@ dpcpe_bulk_run(const struct lpm_engine *e, const u32 *a, u32 *val, uint n, uint 
 {
   const byte *base = ((const struct dpcpe *) e)->base;
   struct dpcpe_group g __attribute__((aligned(64)));
+  memset(g.w[1], 0, 3 * sizeof(g.w[1]));	/* IPv4 groups load w[0] only */
 
   dpcpe_prefetch_slots(base, dpcpe_dir_get(base), a, MIN(DPCPE_GROUP, n), words);
   for (uint i = 0; i < n; i += DPCPE_GROUP)
@@ -1168,9 +1169,9 @@ dpcpe_show(const struct lpm_engine *e, struct cli *c, int code)
     dpfx += x->len_count[l];
   cli_printf(c, code, "  Direct /%-2u:     %u prefixes /0-/%u, %u of %lu entries set, %s",
 	     s->dbits, dpfx, s->dbits, arr_used, (ulong) (1ULL << s->dbits), b1);
-  fmt_bytes(b1, (1ULL << s->hbits));
+  fmt_bytes(b1, (1ULL << s->h.bits));
   cli_printf(c, code, "  Hints /%-2u:      %lu of %lu name levels, %s, %u bit%s",
-	     s->hbits, (ulong) dpcpe_hint_slots_used(x), (ulong) (1ULL << s->hbits), b1, s->hn, (s->hn == 1) ? "" : "s");
+	     s->h.bits, (ulong) dpcpe_hint_slots_used(x), (ulong) (1ULL << s->h.bits), b1, s->h.n, (s->h.n == 1) ? "" : "s");
 
   for (int i = s->nlev - 1; i >= 0; i--)
   {
@@ -1210,8 +1211,6 @@ dpcpe_check(struct dpcpe *x)
   {
     struct dpcpe_level *l = &s->lv[i];
     if (!dpcpe_level_check(x, l))
-      ok = 0;
-    if (!l->d.hbit)
       ok = 0;
 
     byte *own = dpcpe_level_owner(x, l);

@@ -298,11 +298,11 @@ dpcpe_probe_level(const byte *base, const struct dpcpe_ldesc *l, u64 h, const u3
 static inline u32 dpcpe_arr_slot(const struct dpcpe_dir *d, u32 a0) { return d->dbits ? (a0 >> (32 - d->dbits)) : 0; }
 static inline u32 dpcpe_hint_slot(const struct dpcpe_dir *d, u32 a0) { return d->hbits ? (a0 >> (32 - d->hbits)) : 0; }
 
-/* The hint byte of an address (every bit if the directory has none) */
+/* The hint byte of an address */
 static inline uint
 dpcpe_hint_get(const byte *base, const struct dpcpe_dir *d, u32 a0)
 {
-  return d->hint ? __atomic_load_n(base + d->hint + dpcpe_hint_slot(d, a0), __ATOMIC_ACQUIRE) : 0xff;
+  return __atomic_load_n(base + d->hint + dpcpe_hint_slot(d, a0), __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -395,7 +395,7 @@ struct dpcpe_group {
   u32 ha[DPCPE_WIN][DPCPE_GROUP];	/* Hash halves per level of the window */
   u32 hb[DPCPE_WIN][DPCPE_GROUP];
   u64 pos[DPCPE_WIN];			/* Lanes whose filter passed (or that have none) */
-  u64 lm[DPCPE_WIN];			/* Lanes whose hint names the level */
+  u64 lm[DPCPE_WIN];			/* Active lanes whose hint names the level */
   u8 hint[DPCPE_GROUP];			/* Hint bytes of the lanes */
   u64 open;				/* Lanes not answered yet */
   u64 active;				/* Of those, the lanes whose hint names a level still to ask */
@@ -407,7 +407,7 @@ struct dpcpe_group {
 static inline void
 dpcpe_group_prefetch(const byte *base, const struct dpcpe_ldesc *l, const struct dpcpe_group *g, uint li)
 {
-  for (u64 m = g->active & g->lm[li]; m; m &= m - 1)
+  for (u64 m = g->lm[li]; m; m &= m - 1)
   {
     uint j = __builtin_ctzll(m);
     u64 h = ((u64) g->hb[li][j] << 32) | g->ha[li][j];
@@ -426,16 +426,10 @@ dpcpe_prefetch_slots(const byte *base, const struct dpcpe_dir *d, const u32 *a, 
     __builtin_prefetch((const u32 *) (base + d->arr) + dpcpe_arr_slot(d, a[(size_t) j * words]));
 }
 
-/* Stage 0: the lanes' hint bytes; the variant turns them into g->lm */
+/* Stage 0: the lanes' hint bytes; the variant turns them into g->lm (with g->active) */
 static inline void
 dpcpe_group_hints(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 {
-  if (!d->hint)
-  {
-    memset(g->hint, 0xff, sizeof(g->hint));
-    return;
-  }
-
   const byte *h = base + d->hint;
   u64 named = 0;
   for (uint j = 0; j < g->n; j++)
@@ -513,6 +507,7 @@ dpcpe_group_finish(const byte *base, const struct dpcpe_dir *d, struct dpcpe_gro
 static inline void
 dpcpe_group_load(struct dpcpe_group *g, const u32 *a, uint n, uint words)
 {
+  /* A whole IPv4 group: w[1..3] stay zero from dpcpe_bulk_run() */
   if ((words == 1) && (n == DPCPE_GROUP))
   {
     g->n = n;
@@ -625,6 +620,14 @@ static inline struct dpcpe_pfx *dpcpe_map_slots(struct dpcpe_map *m) { return dp
 #define DPCPE_FREE		0xff	/* Slot empty and reusable */
 #define DPCPE_RETIRED		0xfe	/* Slot empty, readers may still see its key */
 
+/* A layout's hint bytes and their counts (lpm-dpcpe-hint.c); each level keeps a copy */
+struct dpcpe_hints {
+  u64 bytes;				/* Lookup offset: 2^bits hint bytes */
+  u64 cnt;				/* Control offset: per hint byte, a u16 count per bit */
+  uint bits;				/* Address bits that pick the byte: min(dbits, DPCPE_HBITS) */
+  uint n;				/* Bits in use: min(levels, 8) */
+};
+
 /* One hash level, writer's view */
 struct dpcpe_level {
   struct dpcpe_ldesc d;			/* What the directory publishes */
@@ -639,11 +642,7 @@ struct dpcpe_level {
   u32 sat_rebuilt;			/* Saturated counters right after the last filter rebuild */
   u32 filter_rebuilds;
   u64 gen;				/* Table generation: retired slots of an older one are void */
-  u64 hint;				/* Lookup offset of the layout's hint bytes (0: not kept) */
-  u64 hcnt;				/* Control offset of its entry counts (lpm-dpcpe-hint.c) */
-  u8 hbits;				/* The layout's hbits */
-  u8 hidx;				/* The level's counter: index mod 8 */
-  u8 hn;				/* Counters per array entry */
+  struct dpcpe_hints h;			/* The layout's hints (h.bytes 0: entries not counted) */
 };
 
 /* A whole structure: direct array and levels; swapped as one by builds */
@@ -651,10 +650,7 @@ struct dpcpe_layout {
   u32 dbits;
   u64 arr;				/* Lookup offset: 2^dbits of ~value */
   u64 arr_own;				/* Control offset: owner length per entry */
-  u64 hint;				/* Lookup offset: 2^hbits hint bytes */
-  u64 hcnt;				/* Control offset: per hint byte, a u16 count per bit */
-  uint hbits;
-  uint hn;				/* Hint bits in use: min(nlev, 8) */
+  struct dpcpe_hints h;
   uint nlev;
   struct dpcpe_level *lv;		/* Levels, shortest first (mb_alloc) */
   u8 level_of[129];			/* Prefix length -> level, DPCPE_ARRAY or DPCPE_NOLEVEL */
@@ -738,7 +734,6 @@ int dpcpe_hint_setup(struct dpcpe *x, struct dpcpe_layout *s);
 void dpcpe_hint_release(struct dpcpe *x, struct dpcpe_layout *s, int published);
 void dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k);
 void dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k);
-void dpcpe_hint_copy(struct dpcpe_level *to, const struct dpcpe_level *from);
 int dpcpe_hint_check(struct dpcpe *x);
 u64 dpcpe_hint_slots_used(struct dpcpe *x);
 

@@ -721,7 +721,7 @@ hint4(struct dpcpe *x, const char *s)
 {
   ip4_addr a;
   bt_assert(ip4_pton(s, &a));
-  return x->base[x->s.hint + (_I(a) >> (32 - x->s.hbits))];
+  return x->base[x->s.h.bytes + (_I(a) >> (32 - x->s.h.bits))];
 }
 
 static int

@@ -113,7 +113,7 @@ filter_level(const byte *base, const struct dpcpe_ldesc *l, struct dpcpe_group *
 
   for (uint v = 0; v < DPCPE_GROUP; v += 8)
   {
-    uint act = ((g->active & g->lm[li]) >> v) & 0xff;
+    uint act = (g->lm[li] >> v) & 0xff;
     if (!act)
       continue;
 
@@ -140,17 +140,15 @@ group(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 
     for (uint i = 0; i < nw; i++)
     {
-      g->lm[i] = lanes64(g, d->lv[w0 + i].hbit);
-      u64 lanes = g->active & g->lm[i];
-      if (!lanes)
+      g->lm[i] = g->active & lanes64(g, d->lv[w0 + i].hbit);
+      if (!g->lm[i])
 	continue;
-      hash_level(&d->lv[w0 + i], g, i, lanes);
+      hash_level(&d->lv[w0 + i], g, i, g->lm[i]);
       dpcpe_group_prefetch(base, &d->lv[w0 + i], g, i);
     }
 
     for (uint i = 0; i < nw; i++)
-      g->pos[i] = !(g->active & g->lm[i]) ? 0 :
-	d->lv[w0 + i].filter ? filter_level(base, &d->lv[w0 + i], g, i) : (g->active & g->lm[i]);
+      g->pos[i] = (g->lm[i] && d->lv[w0 + i].filter) ? filter_level(base, &d->lv[w0 + i], g, i) : g->lm[i];
 
     dpcpe_group_probe(base, d, g, w0, nw);
   }
