@@ -31,6 +31,16 @@
  * copies its entries into a level without hints (so they are not counted
  * again) and then hands it the old level's. Each layout has its own hints,
  * built with its levels and retired with them.
+ *
+ * IPv6 prefixes crowd under a few /16s (2001::/16 and 2a0x::/16 hold most
+ * of the tier-1 table), whose bytes name nearly every level: an address
+ * inside a prefix there still tested 6.8 of 8 levels. So an IPv6 layout also
+ * keeps fine hint bytes, one per hashed /32 (2^%DPCPE_FBITS, 64 KiB), with
+ * their own counts, for the levels of length %DPCPE_FLEN or more, whose
+ * entries each lie in one /32 (a shorter level's entry would cover many).
+ * A lookup keeps those levels' bits of its /16 byte only where its /32 byte
+ * has them too; /32s that share a byte only set more bits. An address inside
+ * a prefix then tests about half the levels (counted on the tier-1 table).
  */
 
 #include "nest/bird.h"
@@ -40,6 +50,17 @@
 
 static inline u64 hint_bytes(const struct dpcpe_hints *h) { return 1ULL << h->bits; }
 static inline u64 hint_cnt_bytes(const struct dpcpe_hints *h) { return hint_bytes(h) * h->n * sizeof(u16); }
+static inline u64 fine_bytes(const struct dpcpe_hints *h) { return h->fbits ? (1ULL << h->fbits) : 0; }
+static inline u64 fine_cnt_bytes(const struct dpcpe_hints *h) { return fine_bytes(h) * h->n * sizeof(u16); }
+
+/* Does a level of length @len have fine hints? */
+static inline int hint_fine(const struct dpcpe_hints *h, uint len) { return h->fbits && (len >= DPCPE_FLEN); }
+
+static inline u64
+fine_index(const struct dpcpe_hints *h, struct dpcpe_key k)
+{
+  return dpcpe_fine_index(k.hi >> 32, h->fbits);
+}
 
 static inline u64
 hint_index(const struct dpcpe_hints *h, struct dpcpe_key k)
@@ -63,18 +84,30 @@ dpcpe_hint_setup(struct dpcpe *x, struct dpcpe_layout *s)
   struct dpcpe_hints *h = &s->h;
   h->bits = MIN(s->dbits, DPCPE_HBITS);
   h->n = MIN(MAX(s->nlev, 1), 8);
+  h->fbits = (x->bits == 128) ? DPCPE_FBITS : 0;
   h->bytes = dpcpe_arena_alloc(&x->la, hint_bytes(h));
   h->cnt = dpcpe_arena_alloc(&x->ca, hint_cnt_bytes(h));
-  if ((h->bytes == DPCPE_NOMEM) || (h->cnt == DPCPE_NOMEM))
+  h->fine = h->fbits ? dpcpe_arena_alloc(&x->la, fine_bytes(h)) : 0;
+  h->fcnt = h->fbits ? dpcpe_arena_alloc(&x->ca, fine_cnt_bytes(h)) : 0;
+  if ((h->bytes == DPCPE_NOMEM) || (h->cnt == DPCPE_NOMEM) ||
+      (h->fine == DPCPE_NOMEM) || (h->fcnt == DPCPE_NOMEM))
   {
     if (h->bytes != DPCPE_NOMEM) dpcpe_arena_free(&x->la, h->bytes, hint_bytes(h));
     if (h->cnt != DPCPE_NOMEM) dpcpe_arena_free(&x->ca, h->cnt, hint_cnt_bytes(h));
-    h->bytes = h->cnt = 0;
+    if (h->fine && (h->fine != DPCPE_NOMEM)) dpcpe_arena_free(&x->la, h->fine, fine_bytes(h));
+    if (h->fcnt && (h->fcnt != DPCPE_NOMEM)) dpcpe_arena_free(&x->ca, h->fcnt, fine_cnt_bytes(h));
+    h->bytes = h->cnt = h->fine = h->fcnt = 0;
+    h->fbits = 0;
     return -1;
   }
 
   memset(x->base + h->bytes, 0, hint_bytes(h));
   memset(dpcpe_ptr(&x->ca, h->cnt), 0, hint_cnt_bytes(h));
+  if (h->fbits)
+  {
+    memset(x->base + h->fine, 0, fine_bytes(h));
+    memset(dpcpe_ptr(&x->ca, h->fcnt), 0, fine_cnt_bytes(h));
+  }
 
   for (uint i = 0; i < s->nlev; i++)
   {
@@ -82,6 +115,23 @@ dpcpe_hint_setup(struct dpcpe *x, struct dpcpe_layout *s)
     s->lv[i].d.hbit = 1 << (i % 8);
   }
   return 0;
+}
+
+/**
+ * dpcpe_hint_masks - the hint bits of a layout's levels with fine hints and without
+ * @s: layout
+ * @fmask: bits of the levels with fine hints
+ * @cmask: bits of the others (a bit of both kinds is in both)
+ */
+void
+dpcpe_hint_masks(const struct dpcpe_layout *s, u8 *fmask, u8 *cmask)
+{
+  *fmask = *cmask = 0;
+  for (uint i = 0; i < s->nlev; i++)
+    if (hint_fine(&s->h, s->lv[i].d.len))
+      *fmask |= s->lv[i].d.hbit;
+    else
+      *cmask |= s->lv[i].d.hbit;
 }
 
 /**
@@ -102,45 +152,94 @@ dpcpe_hint_release(struct dpcpe *x, struct dpcpe_layout *s, int published)
   else
     dpcpe_arena_free(&x->la, h->bytes, hint_bytes(h));
   dpcpe_arena_free(&x->ca, h->cnt, hint_cnt_bytes(h));
-  h->bytes = h->cnt = 0;
+
+  if (h->fbits)
+  {
+    if (published)
+      dpcpe_pending_block(x, h->fine, fine_bytes(h));
+    else
+      dpcpe_arena_free(&x->la, h->fine, fine_bytes(h));
+    dpcpe_arena_free(&x->ca, h->fcnt, fine_cnt_bytes(h));
+  }
+
+  h->bytes = h->cnt = h->fine = h->fcnt = 0;
+  h->fbits = 0;
 }
 
-/* The count of entry @k's bit in level @l, and its hint byte in @hb */
-static inline u16 *
-hint_count(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, byte **hb)
+/* One more entry behind bit @bit of hint byte @hb (count @c): the bit set before the entry is stored */
+static inline void
+hint_up(byte *hb, u16 *c, uint bit)
 {
-  u64 i = hint_index(&l->h, k);
-  *hb = x->base + l->h.bytes + i;
-  return (u16 *) dpcpe_ptr(&x->ca, l->h.cnt) + i * l->h.n + hint_bit_index(l);
+  if (*c < HINT_MAX)
+    (*c)++;
+  if (!(*hb & bit))
+    __atomic_store_n(hb, *hb | bit, __ATOMIC_RELEASE);
 }
 
-/* Entry @k appears in level @l: count it, and set its bit before it is stored */
+/* One entry less: the bit cleared after the last one is gone */
+static inline void
+hint_down(byte *hb, u16 *c, uint bit)
+{
+  ASSERT_DIE(*c);
+  if ((*c < HINT_MAX) && !--*c)
+    __atomic_store_n(hb, *hb & ~bit, __ATOMIC_RELEASE);
+}
+
+/* Entry @k appears in level @l: count it, and set its bits before it is stored */
 void
 dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
-  if (!l->h.bytes)
+  struct dpcpe_hints *h = &l->h;
+  if (!h->bytes)
     return;
 
-  byte *h;
-  u16 *c = hint_count(x, l, k, &h);
-  if (*c < HINT_MAX)
-    (*c)++;
-  if (!(*h & l->d.hbit))
-    __atomic_store_n(h, *h | l->d.hbit, __ATOMIC_RELEASE);
+  u64 i = hint_index(h, k);
+  hint_up(x->base + h->bytes + i, (u16 *) dpcpe_ptr(&x->ca, h->cnt) + i * h->n + hint_bit_index(l), l->d.hbit);
+
+  if (hint_fine(h, l->d.len))
+  {
+    u64 f = fine_index(h, k);
+    hint_up(x->base + h->fine + f, (u16 *) dpcpe_ptr(&x->ca, h->fcnt) + f * h->n + hint_bit_index(l), l->d.hbit);
+  }
 }
 
-/* Entry @k has left level @l: clear its bit after the last one */
+/* Entry @k has left level @l: clear its bits after the last one */
 void
 dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
-  if (!l->h.bytes)
+  struct dpcpe_hints *h = &l->h;
+  if (!h->bytes)
     return;
 
-  byte *h;
-  u16 *c = hint_count(x, l, k, &h);
-  ASSERT_DIE(*c);
-  if ((*c < HINT_MAX) && !--*c)
-    __atomic_store_n(h, *h & ~l->d.hbit, __ATOMIC_RELEASE);
+  u64 i = hint_index(h, k);
+  hint_down(x->base + h->bytes + i, (u16 *) dpcpe_ptr(&x->ca, h->cnt) + i * h->n + hint_bit_index(l), l->d.hbit);
+
+  if (hint_fine(h, l->d.len))
+  {
+    u64 f = fine_index(h, k);
+    hint_down(x->base + h->fine + f, (u16 *) dpcpe_ptr(&x->ca, h->fcnt) + f * h->n + hint_bit_index(l), l->d.hbit);
+  }
+}
+
+/* Counts of @n hint bytes @h with their u16 counts @c (@bits per byte) against a recount @want */
+static int
+hint_recheck(const byte *h, const u16 *c, const u32 *want, u64 n, uint bits)
+{
+  for (u64 i = 0; i < n; i++)
+  {
+    uint have_bits = 0;
+    for (uint b = 0; b < bits; b++)
+    {
+      u32 w = want[i * bits + b], have = c[i * bits + b];
+      if ((have != w) && (have != HINT_MAX))
+	return 0;
+      if (have)
+	have_bits |= 1 << b;
+    }
+    if (h[i] != have_bits)
+      return 0;
+  }
+  return 1;
 }
 
 /**
@@ -156,51 +255,46 @@ dpcpe_hint_check(struct dpcpe *x)
 {
   struct dpcpe_layout *s = &x->s;
   struct dpcpe_hints *hs = &s->h;
-  u64 n = hint_bytes(hs);
+  u64 n = hint_bytes(hs), nf = fine_bytes(hs);
   u32 *cnt = mb_allocz(x->e.pool, n * hs->n * sizeof(u32));
+  u32 *fcnt = nf ? mb_allocz(x->e.pool, nf * hs->n * sizeof(u32)) : NULL;
   int ok = 1;
 
   for (uint li = 0; li < s->nlev; li++)
   {
     struct dpcpe_level *l = &s->lv[li];
     byte *own = dpcpe_level_owner(x, l);
-    if ((l->h.bytes != hs->bytes) || (l->h.cnt != hs->cnt) || (l->d.hbit != (1 << (li % 8))))
+    if ((l->h.bytes != hs->bytes) || (l->h.cnt != hs->cnt) || (l->h.fine != hs->fine) ||
+	(l->h.fcnt != hs->fcnt) || (l->h.fbits != hs->fbits) || (l->d.hbit != (1 << (li % 8))))
       ok = 0;
     for (u32 sl = 0; ok && (sl < dpcpe_level_slots(l)); sl++)
       if (own[sl] < DPCPE_RETIRED)
-	cnt[hint_index(hs, dpcpe_level_key(x, l, sl)) * hs->n + li % 8]++;
+      {
+	struct dpcpe_key k = dpcpe_level_key(x, l, sl);
+	cnt[hint_index(hs, k) * hs->n + li % 8]++;
+	if (hint_fine(hs, l->d.len))
+	  fcnt[fine_index(hs, k) * hs->n + li % 8]++;
+      }
   }
 
-  const u16 *c = dpcpe_ptr(&x->ca, hs->cnt);
-  const byte *h = x->base + hs->bytes;
-  for (u64 i = 0; ok && (i < n); i++)
-  {
-    uint bits = 0;
-    for (uint b = 0; b < hs->n; b++)
-    {
-      u32 want = cnt[i * hs->n + b], have = c[i * hs->n + b];
-      if ((have != want) && (have != HINT_MAX))
-	ok = 0;
-      if (have)
-	bits |= 1 << b;
-    }
-    if (h[i] != bits)
-      ok = 0;
-  }
+  ok = ok && hint_recheck(x->base + hs->bytes, dpcpe_ptr(&x->ca, hs->cnt), cnt, n, hs->n);
+  ok = ok && (!nf || hint_recheck(x->base + hs->fine, dpcpe_ptr(&x->ca, hs->fcnt), fcnt, nf, hs->n));
 
   mb_free(cnt);
+  if (fcnt)
+    mb_free(fcnt);
   return ok;
 }
 
-/* Hint bytes that name some level (show lpm) */
+/* Hint bytes (@fine: fine hint bytes) that name some level (show lpm) */
 u64
-dpcpe_hint_slots_used(struct dpcpe *x)
+dpcpe_hint_slots_used(struct dpcpe *x, int fine)
 {
   const struct dpcpe_hints *hs = &x->s.h;
-  const byte *h = x->base + hs->bytes;
-  u64 used = 0;
+  const byte *h = x->base + (fine ? hs->fine : hs->bytes);
+  u64 n = fine ? fine_bytes(hs) : hint_bytes(hs), used = 0;
 
-  for (u64 i = 0; i < hint_bytes(hs); i++)
+  for (u64 i = 0; i < n; i++)
     used += !!h[i];
   return used;
 }

@@ -182,6 +182,9 @@ dir_publish(struct dpcpe *x)
   d->arr = s->arr;
   d->hint = s->h.bytes;
   d->hbits = s->h.bits;
+  d->fine = s->h.fine;
+  d->fbits = s->h.fbits;
+  dpcpe_hint_masks(s, &d->fmask, &d->cmask);
   d->dbits = s->dbits;
   d->nlevels = s->nlev;
   for (uint i = 0; i < s->nlev; i++)
@@ -1171,7 +1174,13 @@ dpcpe_show(const struct lpm_engine *e, struct cli *c, int code)
 	     s->dbits, dpfx, s->dbits, arr_used, (ulong) (1ULL << s->dbits), b1);
   fmt_bytes(b1, (1ULL << s->h.bits));
   cli_printf(c, code, "  Hints /%-2u:      %lu of %lu name levels, %s, %u bit%s",
-	     s->h.bits, (ulong) dpcpe_hint_slots_used(x), (ulong) (1ULL << s->h.bits), b1, s->h.n, (s->h.n == 1) ? "" : "s");
+	     s->h.bits, (ulong) dpcpe_hint_slots_used(x, 0), (ulong) (1ULL << s->h.bits), b1, s->h.n, (s->h.n == 1) ? "" : "s");
+  if (s->h.fbits)
+  {
+    fmt_bytes(b1, (1ULL << s->h.fbits));
+    cli_printf(c, code, "  Hints /32:      %lu of %lu hashed bytes name levels of /%u or longer, %s",
+	       (ulong) dpcpe_hint_slots_used(x, 1), (ulong) (1ULL << s->h.fbits), DPCPE_FLEN, b1);
+  }
 
   for (int i = s->nlev - 1; i >= 0; i--)
   {

@@ -34,6 +34,13 @@
  * bits beyond 8, counts saturate); a clear bit never is: the bit is set
  * before an entry is stored and cleared after the last one is gone.
  *
+ * Fine hints (IPv6). Most IPv6 prefixes sit under a few /16s, whose hint
+ * bytes name nearly every level, so IPv6 also keeps a byte per hashed /32
+ * (2^@fbits of them) for the levels of length 32 or more (@fmask): an
+ * address's hint is its /16 byte with those levels' bits kept only if its
+ * /32 byte has them too (dpcpe_hint_get()). Hashed /32s may share a byte:
+ * that sets more bits, never fewer.
+ *
  * Lookup memory lives in one &lpm_region and is addressed by offsets: a
  * header (&dpcpe_hdr) at offset 0 names the current directory
  * (&dpcpe_dir), which names the array and, per level, the table and
@@ -50,6 +57,8 @@
 #define DPCPE_DBITS4		20	/* IPv4 direct array: /20, 2^20 entries */
 #define DPCPE_DBITS6		16	/* IPv6 direct array: /16 */
 #define DPCPE_HBITS		16	/* Hint bytes: by the first 16 bits at most */
+#define DPCPE_FBITS		16	/* Fine hint bytes (IPv6): 2^16, by a hash of the first 32 bits */
+#define DPCPE_FLEN		32	/* Levels of this length or more have fine hints */
 
 #define DPCPE_NOMEM		(~(u64) 0)	/* Failed arena allocation */
 
@@ -99,7 +108,11 @@ struct dpcpe_dir {
   u32 dbits;
   u32 nlevels;
   u32 hbits;
-  u32 pad;
+  u32 fbits;				/* Fine hint bytes: 2^fbits, by a hash of the first 32 bits; 0: none */
+  u64 fine;				/* Offset of the fine hint bytes */
+  u8 fmask;				/* Bits of the levels with fine hints */
+  u8 cmask;				/* Bits of the levels without */
+  u8 pad[6];
   struct dpcpe_ldesc lv[];		/* Longest first */
 };
 
@@ -112,7 +125,7 @@ struct dpcpe_hdr {
 };
 
 #define DPCPE_MAGIC		0x64706365	/* "dpce" */
-#define DPCPE_VERSION		2	/* 2: hint bytes */
+#define DPCPE_VERSION		3	/* 2: hint bytes, 3: fine hint bytes */
 
 /*
  *	Hashing: one 64-bit hash per key, as two 32-bit halves (a, b) so that
@@ -298,11 +311,17 @@ dpcpe_probe_level(const byte *base, const struct dpcpe_ldesc *l, u64 h, const u3
 static inline u32 dpcpe_arr_slot(const struct dpcpe_dir *d, u32 a0) { return d->dbits ? (a0 >> (32 - d->dbits)) : 0; }
 static inline u32 dpcpe_hint_slot(const struct dpcpe_dir *d, u32 a0) { return d->hbits ? (a0 >> (32 - d->hbits)) : 0; }
 
-/* The hint byte of an address */
+/* Index of the fine hint byte of a /32 (@fbits > 0); the writer uses it too */
+static inline u32 dpcpe_fine_index(u32 a0, uint fbits) { return (a0 * 0x9e3779b1U) >> (32 - fbits); }
+
+/* The hint of an address: its /16 byte, the levels with fine hints kept if its /32 byte has them */
 static inline uint
 dpcpe_hint_get(const byte *base, const struct dpcpe_dir *d, u32 a0)
 {
-  return __atomic_load_n(base + d->hint + dpcpe_hint_slot(d, a0), __ATOMIC_ACQUIRE);
+  uint h = __atomic_load_n(base + d->hint + dpcpe_hint_slot(d, a0), __ATOMIC_ACQUIRE);
+  if (h & d->fmask)
+    h &= d->cmask | __atomic_load_n(base + d->fine + dpcpe_fine_index(a0, d->fbits), __ATOMIC_ACQUIRE);
+  return h;
 }
 
 /*
@@ -430,11 +449,10 @@ dpcpe_prefetch_slots(const byte *base, const struct dpcpe_dir *d, const u32 *a, 
 static inline void
 dpcpe_group_hints(const byte *base, const struct dpcpe_dir *d, struct dpcpe_group *g)
 {
-  const byte *h = base + d->hint;
   u64 named = 0;
   for (uint j = 0; j < g->n; j++)
   {
-    g->hint[j] = __atomic_load_n(h + dpcpe_hint_slot(d, g->w[0][j]), __ATOMIC_ACQUIRE);
+    g->hint[j] = dpcpe_hint_get(base, d, g->w[0][j]);
     named |= (u64) !!g->hint[j] << j;
   }
   for (uint j = g->n; j < DPCPE_GROUP; j++)
@@ -626,6 +644,9 @@ struct dpcpe_hints {
   u64 cnt;				/* Control offset: per hint byte, a u16 count per bit */
   uint bits;				/* Address bits that pick the byte: min(dbits, DPCPE_HBITS) */
   uint n;				/* Bits in use: min(levels, 8) */
+  u64 fine;				/* Lookup offset: 2^fbits fine hint bytes (IPv6), or 0 */
+  u64 fcnt;				/* Control offset: per fine byte, a u16 count per bit */
+  uint fbits;				/* 0: no fine hints */
 };
 
 /* One hash level, writer's view */
@@ -735,7 +756,8 @@ void dpcpe_hint_release(struct dpcpe *x, struct dpcpe_layout *s, int published);
 void dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k);
 void dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k);
 int dpcpe_hint_check(struct dpcpe *x);
-u64 dpcpe_hint_slots_used(struct dpcpe *x);
+u64 dpcpe_hint_slots_used(struct dpcpe *x, int fine);
+void dpcpe_hint_masks(const struct dpcpe_layout *s, u8 *fmask, u8 *cmask);
 
 /* Level choice (lpm-dpcpe-levels.c) */
 #define DPCPE_COST_MAX		(1ULL << 62)	/* Saturated cost: more entries than memory */

@@ -737,7 +737,7 @@ t_hints(void)
   /* Prefixes of the array leave the hints clear */
   add4(e, "10.0.0.0/8", 8);
   add4(e, "10.0.16.0/20", 20);
-  bt_assert(dpcpe_hint_slots_used(x) == 0);
+  bt_assert(dpcpe_hint_slots_used(x, 0) == 0);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 20);
 
   /* A /22 names the /24 level in its /16 only; a /26 beside it the /32 level too */
@@ -746,7 +746,7 @@ t_hints(void)
   bt_assert(hint4(x, "10.1.32.1") == 0);
   add4(e, "10.0.20.64/26", 26);
   bt_assert(hint4(x, "10.0.17.1") == (b24 | b32));
-  bt_assert(dpcpe_hint_slots_used(x) == 1);
+  bt_assert(dpcpe_hint_slots_used(x, 0) == 1);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 65)) == 26);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 1)) == 20);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 22);
@@ -762,7 +762,7 @@ t_hints(void)
   bt_assert(hint4(x, "10.0.17.1") == b24);
   add4(e, "10.0.16.0/22", LPM_NONE);
   bt_assert(hint4(x, "10.0.17.1") == 0);
-  bt_assert(dpcpe_hint_slots_used(x) == 0);
+  bt_assert(dpcpe_hint_slots_used(x, 0) == 0);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 20);
   bt_assert(dpcpe_check(x));
 
@@ -780,6 +780,106 @@ t_hints(void)
       for (uint i = 0; i < 64; i++)
 	bt_assert(v[i] == ((i % 4 == 2) ? 24 : 20));
     }
+
+  lpm_free(e);
+  rfree(tp);
+  return 1;
+}
+
+static void
+add6(struct lpm_engine *e, const char *s, u32 val)
+{
+  net_addr_union n;
+  ip6_addr a;
+  char buf[64];
+  strcpy(buf, s);
+  char *sl = strchr(buf, '/');
+  *sl = 0;
+  bt_assert(ip6_pton(buf, &a));
+  net_fill_ip6(&n.n, a, atoi(sl + 1));
+  u32 old;
+  if (val == LPM_NONE)
+    bt_assert(lpm_remove(e, &n.n, &old) == 0);
+  else
+    bt_assert(lpm_update(e, &n.n, val, &old) == 0);
+}
+
+/* The hint a lookup of an IPv6 address uses, and its /16 byte alone */
+static uint
+hint6(struct dpcpe *x, const char *s, uint *coarse)
+{
+  ip6_addr a;
+  bt_assert(ip6_pton(s, &a));
+  const struct dpcpe_dir *d = dpcpe_dir_get(x->base);
+  *coarse = x->base[d->hint + dpcpe_hint_slot(d, _I0(a))];
+  return dpcpe_hint_get(x->base, d, _I0(a));
+}
+
+/* Every variant's answers for addresses @q against single lookups */
+static void
+check_bulk6(struct lpm_engine *e, const char **q, uint n, const u32 *want)
+{
+  ip6_addr a[16];
+  u32 v[16];
+  ASSERT_DIE(n <= 16);
+  for (uint i = 0; i < n; i++)
+  {
+    bt_assert(ip6_pton(q[i], &a[i]));
+    bt_assert(lpm_lookup6(e, a[i]) == want[i]);
+  }
+
+  for (uint var = 0; var < LPM_VAR_MAX; var++)
+    if (lpm_variants_cpu() & (1U << var))
+    {
+      memset(v, 0x55, sizeof(v));
+      lpm_dpcpe_class.bulk6[var](e, a, v, n);
+      for (uint i = 0; i < n; i++)
+	bt_assert_msg(v[i] == want[i], "variant %s, %s: %u, want %u", lpm_variant_names[var], q[i], v[i], want[i]);
+    }
+}
+
+static int
+t_fine_hints(void)
+{
+  tp = rp_new(&root_pool, "dpcpe test");
+  print_variants("fine hints");
+  struct lpm_engine *e = new_engine(128, NULL);
+  struct dpcpe *x = (void *) e;
+  bt_assert(x->s.h.fbits == DPCPE_FBITS);
+  bt_assert(dpcpe_fine_index(0x20010db8, DPCPE_FBITS) != dpcpe_fine_index(0x20010db9, DPCPE_FBITS));
+
+  uint l32 = x->s.level_of[32], l48 = x->s.level_of[48];
+  bt_assert((l32 < x->s.nlev) && (l48 < x->s.nlev) && (l32 != l48));
+  uint b32 = x->s.lv[l32].d.hbit, b48 = x->s.lv[l48].d.hbit;
+  bt_assert((x->s.lv[l48].d.len >= DPCPE_FLEN) && (b32 != b48));
+
+  const char *q[] = { "2001:db8:1::1", "2001:db8:2::1", "2001:db9:1::1", "2001:db9:1:1::1" };
+  uint c;
+
+  /* A /48 names its level in its /32 only: a /32 beside it in the same /16 does not ask it */
+  add6(e, "2001:db8::/32", 32);
+  add6(e, "2001:db8:1::/48", 48);
+  bt_assert(hint6(x, q[0], &c) & b48);
+  bt_assert(!(hint6(x, q[2], &c) & b48) && (c & b48));
+  bt_assert(dpcpe_hint_slots_used(x, 1) >= 1);
+  check_bulk6(e, q, 4, (u32 []) { 48, 32, LPM_NONE, LPM_NONE });
+  bt_assert(dpcpe_check(x));
+
+  /* One in the other /32 names it there too */
+  add6(e, "2001:db9:1:1::/64", 64);
+  bt_assert(hint6(x, q[3], &c) & x->s.lv[x->s.level_of[64]].d.hbit);
+  check_bulk6(e, q, 4, (u32 []) { 48, 32, LPM_NONE, 64 });
+  bt_assert(dpcpe_check(x));
+
+  /* Gone, its bits go: the /16 byte keeps the /32's level */
+  add6(e, "2001:db8:1::/48", LPM_NONE);
+  add6(e, "2001:db9:1:1::/64", LPM_NONE);
+  bt_assert(!(hint6(x, q[0], &c) & b48) && !(c & b48) && (c & b32));
+  check_bulk6(e, q, 4, (u32 []) { 32, 32, LPM_NONE, LPM_NONE });
+  add6(e, "2001:db8::/32", LPM_NONE);
+  bt_assert(dpcpe_hint_slots_used(x, 1) == 0);
+  bt_assert(dpcpe_hint_slots_used(x, 0) == 0);
+  bt_assert(dpcpe_check(x));
 
   lpm_free(e);
   rfree(tp);
@@ -1106,8 +1206,8 @@ t_nomem(void)
     struct dpcpe_opts o;
     dpcpe_opts_default(&o);
     /* The direct array and its hints fit; the levels soon do not */
-    o.lookup_limit = ((bits == 32) ? (5 << 20) : (320 << 10)) + (192 << 10);
-    o.control_limit = (bits == 32) ? (4 << 20) : (3 << 19);
+    o.lookup_limit = ((bits == 32) ? (5 << 20) : (320 << 10) + (1 << DPCPE_FBITS)) + (192 << 10);
+    o.control_limit = (bits == 32) ? (4 << 20) : (3 << 19) + (16 << DPCPE_FBITS);
 
     struct pair p = { .u = uni_new(bits, 30000, 1), .e = new_engine(bits, &o) };
     bt_assert(p.e);
@@ -1366,6 +1466,7 @@ main(int argc, char *argv[])
   bt_test_suite(t_params, "Parameters: level count range, net types, variants");
   bt_test_suite(t_capture, "Capture and release of expanded entries, explicit cases");
   bt_test_suite(t_hints, "Hint bytes: set and cleared with the entries behind them");
+  bt_test_suite(t_fine_hints, "Fine hint bytes (IPv6, by /32): set and cleared with the entries behind them");
   bt_test_suite(t_levels, "Level choice: exact capture counts and DP against brute force");
   bt_test_suite(t_churn4, "IPv4: random and adversarial churn against a reference, all variants");
   bt_test_suite(t_churn6, "IPv6: random and adversarial churn against a reference, all variants");

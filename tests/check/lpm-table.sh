@@ -170,6 +170,8 @@ if grep -qw dpcpe <<< "$engines"; then
   out=$(P configure); echo "configure dpcpe, lpm levels 3: $out"
   sl=$(P show lpm master6); echo "$sl"
   check "dpcpe lpm levels 3 (ipv6): levels chosen by DP" grep -qE "Levels: *IPv6, direct /16 \+ [1-3] hash levels? \(chosen by DP\)" <<< "$sl"
+  check "dpcpe show lpm (ipv6): fine hint bytes by hashed /32, some naming levels" \
+    bash -c "grep -qE 'Hints /32: +[1-9][0-9]* of 65536 hashed bytes name levels of /32 or longer, 64 kB' <<< '$sl'"
   lookups P > "$WORK/p.out"
   check "dpcpe, lpm levels 3: show route for identical to stock" diff -u "$WORK/s.out" "$WORK/p.out"
 fi
