@@ -134,6 +134,17 @@ dpcpe_hint_masks(const struct dpcpe_layout *s, u8 *fmask, u8 *cmask)
       *cmask |= s->lv[i].d.hbit;
 }
 
+/* Hint bytes and their counts freed; published bytes retired (readers may see them) */
+static void
+hint_free(struct dpcpe *x, u64 bytes, u64 size, u64 cnt, u64 cnt_size, int published)
+{
+  if (published)
+    dpcpe_pending_block(x, bytes, size);
+  else
+    dpcpe_arena_free(&x->la, bytes, size);
+  dpcpe_arena_free(&x->ca, cnt, cnt_size);
+}
+
 /**
  * dpcpe_hint_release - free a layout's hints
  * @x: engine
@@ -147,20 +158,9 @@ dpcpe_hint_release(struct dpcpe *x, struct dpcpe_layout *s, int published)
   if (!h->bytes)
     return;
 
-  if (published)
-    dpcpe_pending_block(x, h->bytes, hint_bytes(h));
-  else
-    dpcpe_arena_free(&x->la, h->bytes, hint_bytes(h));
-  dpcpe_arena_free(&x->ca, h->cnt, hint_cnt_bytes(h));
-
+  hint_free(x, h->bytes, hint_bytes(h), h->cnt, hint_cnt_bytes(h), published);
   if (h->fbits)
-  {
-    if (published)
-      dpcpe_pending_block(x, h->fine, fine_bytes(h));
-    else
-      dpcpe_arena_free(&x->la, h->fine, fine_bytes(h));
-    dpcpe_arena_free(&x->ca, h->fcnt, fine_cnt_bytes(h));
-  }
+    hint_free(x, h->fine, fine_bytes(h), h->fcnt, fine_cnt_bytes(h), published);
 
   h->bytes = h->cnt = h->fine = h->fcnt = 0;
   h->fbits = 0;
@@ -185,40 +185,36 @@ hint_down(byte *hb, u16 *c, uint bit)
     __atomic_store_n(hb, *hb & ~bit, __ATOMIC_RELEASE);
 }
 
-/* Entry @k appears in level @l: count it, and set its bits before it is stored */
-void
-dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
+/* Entry @k of level @l counted (@change hint_up) or uncounted (hint_down) in its /16 byte and fine byte */
+static inline void
+hint_change(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, void (*change)(byte *, u16 *, uint))
 {
   struct dpcpe_hints *h = &l->h;
   if (!h->bytes)
     return;
 
   u64 i = hint_index(h, k);
-  hint_up(x->base + h->bytes + i, (u16 *) dpcpe_ptr(&x->ca, h->cnt) + i * h->n + hint_bit_index(l), l->d.hbit);
+  change(x->base + h->bytes + i, (u16 *) dpcpe_ptr(&x->ca, h->cnt) + i * h->n + hint_bit_index(l), l->d.hbit);
 
   if (hint_fine(h, l->d.len))
   {
     u64 f = fine_index(h, k);
-    hint_up(x->base + h->fine + f, (u16 *) dpcpe_ptr(&x->ca, h->fcnt) + f * h->n + hint_bit_index(l), l->d.hbit);
+    change(x->base + h->fine + f, (u16 *) dpcpe_ptr(&x->ca, h->fcnt) + f * h->n + hint_bit_index(l), l->d.hbit);
   }
+}
+
+/* Entry @k appears in level @l: count it, and set its bits before it is stored */
+void
+dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
+{
+  hint_change(x, l, k, hint_up);
 }
 
 /* Entry @k has left level @l: clear its bits after the last one */
 void
 dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
-  struct dpcpe_hints *h = &l->h;
-  if (!h->bytes)
-    return;
-
-  u64 i = hint_index(h, k);
-  hint_down(x->base + h->bytes + i, (u16 *) dpcpe_ptr(&x->ca, h->cnt) + i * h->n + hint_bit_index(l), l->d.hbit);
-
-  if (hint_fine(h, l->d.len))
-  {
-    u64 f = fine_index(h, k);
-    hint_down(x->base + h->fine + f, (u16 *) dpcpe_ptr(&x->ca, h->fcnt) + f * h->n + hint_bit_index(l), l->d.hbit);
-  }
+  hint_change(x, l, k, hint_down);
 }
 
 /* Counts of @n hint bytes @h with their u16 counts @c (@bits per byte) against a recount @want */

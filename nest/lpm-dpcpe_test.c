@@ -575,17 +575,27 @@ static u32 owner_of(struct dpcpe *x, uint len, struct key k, uint *own)
   return lpm_lookup4(&x->e, ip4_from_u32(k.hi >> 32));
 }
 
+/* Prefix @s (IPv4 or IPv6) set to @val, or removed (LPM_NONE) */
 static void
-add4(struct lpm_engine *e, const char *s, u32 val)
+add_pfx(struct lpm_engine *e, const char *s, u32 val)
 {
   net_addr_union n;
-  ip4_addr a;
-  char buf[32];
+  char buf[64];
   strcpy(buf, s);
   char *sl = strchr(buf, '/');
   *sl = 0;
-  bt_assert(ip4_pton(buf, &a));
-  net_fill_ip4(&n.n, a, atoi(sl + 1));
+  ip4_addr a4;
+  ip6_addr a6;
+  if (strchr(buf, ':'))
+  {
+    bt_assert(ip6_pton(buf, &a6));
+    net_fill_ip6(&n.n, a6, atoi(sl + 1));
+  }
+  else
+  {
+    bt_assert(ip4_pton(buf, &a4));
+    net_fill_ip4(&n.n, a4, atoi(sl + 1));
+  }
   u32 old;
   if (val == LPM_NONE)
     bt_assert(lpm_remove(e, &n.n, &old) == 0);
@@ -614,79 +624,79 @@ t_capture(void)
   struct dpcpe_level *l24 = &x->s.lv[0];
 
   /* /22 expands to four /24 entries, owned by 22 */
-  add4(e, "10.0.0.0/22", 22);
+  add_pfx(e, "10.0.0.0/22", 22);
   bt_assert(x->s.lv[0].count == 4);
   OWN(24, "10.0.0.0", 22, 22);
   OWN(24, "10.0.3.0", 22, 22);
 
   /* /23 inside captures two of them */
-  add4(e, "10.0.2.0/23", 23);
+  add_pfx(e, "10.0.2.0/23", 23);
   bt_assert(l24->count == 4);
   OWN(24, "10.0.1.0", 22, 22);
   OWN(24, "10.0.2.0", 23, 23);
   OWN(24, "10.0.3.0", 23, 23);
 
   /* /24 captures one of the /23's */
-  add4(e, "10.0.3.0/24", 24);
+  add_pfx(e, "10.0.3.0/24", 24);
   OWN(24, "10.0.2.0", 23, 23);
   OWN(24, "10.0.3.0", 24, 24);
 
   /* A shorter prefix added later captures nothing owned by longer ones */
-  add4(e, "10.0.0.0/21", 21);
+  add_pfx(e, "10.0.0.0/21", 21);
   bt_assert(x->s.lv[0].count == 8);
   OWN(24, "10.0.4.0", 21, 21);
   OWN(24, "10.0.0.0", 22, 22);
   OWN(24, "10.0.2.0", 23, 23);
 
   /* Deleting the /23 gives its remaining entry back to the /22; the /24 keeps its own */
-  add4(e, "10.0.2.0/23", LPM_NONE);
+  add_pfx(e, "10.0.2.0/23", LPM_NONE);
   OWN(24, "10.0.2.0", 22, 22);
   OWN(24, "10.0.3.0", 24, 24);
 
   /* Replacing the /22's value rewrites exactly the entries it owns */
-  add4(e, "10.0.0.0/22", 122);
+  add_pfx(e, "10.0.0.0/22", 122);
   OWN(24, "10.0.0.0", 122, 22);
   OWN(24, "10.0.2.0", 122, 22);
   OWN(24, "10.0.3.0", 24, 24);
   OWN(24, "10.0.4.0", 21, 21);
 
   /* Deleting the /22 hands its entries to the /21 */
-  add4(e, "10.0.0.0/22", LPM_NONE);
+  add_pfx(e, "10.0.0.0/22", LPM_NONE);
   OWN(24, "10.0.0.0", 21, 21);
   OWN(24, "10.0.2.0", 21, 21);
   OWN(24, "10.0.3.0", 24, 24);
   bt_assert(x->s.lv[0].count == 8);
 
   /* Deleting the /21: its entries go (the /24 stays), the array answers */
-  add4(e, "10.0.0.0/16", 16);
-  add4(e, "10.0.0.0/21", LPM_NONE);
+  add_pfx(e, "10.0.0.0/16", 16);
+  add_pfx(e, "10.0.0.0/21", LPM_NONE);
   bt_assert(x->s.lv[0].count == 1);
   OWN(24, "10.0.0.0", 16, 0);
   OWN(24, "10.0.3.0", 24, 24);
 
   /* The /32 group: /26 and /28, released back */
-  add4(e, "10.0.3.64/26", 26);
+  add_pfx(e, "10.0.3.64/26", 26);
   bt_assert(x->s.lv[1].count == 64);
-  add4(e, "10.0.3.80/28", 28);
+  add_pfx(e, "10.0.3.80/28", 28);
   bt_assert(x->s.lv[1].count == 64);
   OWN(32, "10.0.3.64", 26, 26);
   OWN(32, "10.0.3.81", 28, 28);
   OWN(32, "10.0.3.128", 24, 0);
-  add4(e, "10.0.3.64/26", LPM_NONE);
+  add_pfx(e, "10.0.3.64/26", LPM_NONE);
   bt_assert(x->s.lv[1].count == 16);
   OWN(32, "10.0.3.64", 24, 0);
   OWN(32, "10.0.3.95", 28, 28);
 
   /* The array: /8 under /16; delete the /16, the /8 takes its entries back */
-  add4(e, "10.0.0.0/8", 8);
+  add_pfx(e, "10.0.0.0/8", 8);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a010000)) == 8);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a000400)) == 16);
-  add4(e, "10.0.0.0/16", LPM_NONE);
+  add_pfx(e, "10.0.0.0/16", LPM_NONE);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a000400)) == 8);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a000300)) == 24);
-  add4(e, "10.0.0.0/8", LPM_NONE);
+  add_pfx(e, "10.0.0.0/8", LPM_NONE);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a000400)) == LPM_NONE);
-  add4(e, "0.0.0.0/0", 0);
+  add_pfx(e, "0.0.0.0/0", 0);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a000400)) == 0);
   bt_assert(lpm_lookup4(e, ip4_from_u32(0x0a000350)) == 28);
 
@@ -735,16 +745,16 @@ t_hints(void)
   bt_assert(b24 && b32 && (b24 != b32));
 
   /* Prefixes of the array leave the hints clear */
-  add4(e, "10.0.0.0/8", 8);
-  add4(e, "10.0.16.0/20", 20);
+  add_pfx(e, "10.0.0.0/8", 8);
+  add_pfx(e, "10.0.16.0/20", 20);
   bt_assert(dpcpe_hint_slots_used(x, 0) == 0);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 20);
 
   /* A /22 names the /24 level in its /16 only; a /26 beside it the /32 level too */
-  add4(e, "10.0.16.0/22", 22);
+  add_pfx(e, "10.0.16.0/22", 22);
   bt_assert(hint4(x, "10.0.17.1") == b24);
   bt_assert(hint4(x, "10.1.32.1") == 0);
-  add4(e, "10.0.20.64/26", 26);
+  add_pfx(e, "10.0.20.64/26", 26);
   bt_assert(hint4(x, "10.0.17.1") == (b24 | b32));
   bt_assert(dpcpe_hint_slots_used(x, 0) == 1);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 65)) == 26);
@@ -752,15 +762,15 @@ t_hints(void)
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 22);
 
   /* A covering /25 releases nothing: the /32 entries change owner, the bit stays */
-  add4(e, "10.0.20.0/25", 25);
-  add4(e, "10.0.20.64/26", LPM_NONE);
+  add_pfx(e, "10.0.20.0/25", 25);
+  add_pfx(e, "10.0.20.64/26", LPM_NONE);
   bt_assert(hint4(x, "10.0.17.1") == (b24 | b32));
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 20, 65)) == 25);
 
   /* The last entries gone, the bits go */
-  add4(e, "10.0.20.0/25", LPM_NONE);
+  add_pfx(e, "10.0.20.0/25", LPM_NONE);
   bt_assert(hint4(x, "10.0.17.1") == b24);
-  add4(e, "10.0.16.0/22", LPM_NONE);
+  add_pfx(e, "10.0.16.0/22", LPM_NONE);
   bt_assert(hint4(x, "10.0.17.1") == 0);
   bt_assert(dpcpe_hint_slots_used(x, 0) == 0);
   bt_assert(lpm_lookup4(e, ip4_build(10, 0, 17, 1)) == 20);
@@ -771,7 +781,7 @@ t_hints(void)
   u32 v[64];
   for (uint i = 0; i < 64; i++)
     q[i] = ip4_build(10, 0, 16 + (i % 4), i);
-  add4(e, "10.0.18.0/24", 24);
+  add_pfx(e, "10.0.18.0/24", 24);
   for (uint var = 0; var < LPM_VAR_MAX; var++)
     if (lpm_variants_cpu() & (1U << var))
     {
@@ -784,24 +794,6 @@ t_hints(void)
   lpm_free(e);
   rfree(tp);
   return 1;
-}
-
-static void
-add6(struct lpm_engine *e, const char *s, u32 val)
-{
-  net_addr_union n;
-  ip6_addr a;
-  char buf[64];
-  strcpy(buf, s);
-  char *sl = strchr(buf, '/');
-  *sl = 0;
-  bt_assert(ip6_pton(buf, &a));
-  net_fill_ip6(&n.n, a, atoi(sl + 1));
-  u32 old;
-  if (val == LPM_NONE)
-    bt_assert(lpm_remove(e, &n.n, &old) == 0);
-  else
-    bt_assert(lpm_update(e, &n.n, val, &old) == 0);
 }
 
 /* The hint a lookup of an IPv6 address uses, and its /16 byte alone */
@@ -857,8 +849,8 @@ t_fine_hints(void)
   uint c;
 
   /* A /48 names its level in its /32 only: a /32 beside it in the same /16 does not ask it */
-  add6(e, "2001:db8::/32", 32);
-  add6(e, "2001:db8:1::/48", 48);
+  add_pfx(e, "2001:db8::/32", 32);
+  add_pfx(e, "2001:db8:1::/48", 48);
   bt_assert(hint6(x, q[0], &c) & b48);
   bt_assert(!(hint6(x, q[2], &c) & b48) && (c & b48));
   bt_assert(dpcpe_hint_slots_used(x, 1) >= 1);
@@ -866,17 +858,17 @@ t_fine_hints(void)
   bt_assert(dpcpe_check(x));
 
   /* One in the other /32 names it there too */
-  add6(e, "2001:db9:1:1::/64", 64);
+  add_pfx(e, "2001:db9:1:1::/64", 64);
   bt_assert(hint6(x, q[3], &c) & x->s.lv[x->s.level_of[64]].d.hbit);
   check_bulk6(e, q, 4, (u32 []) { 48, 32, LPM_NONE, 64 });
   bt_assert(dpcpe_check(x));
 
   /* Gone, its bits go: the /16 byte keeps the /32's level */
-  add6(e, "2001:db8:1::/48", LPM_NONE);
-  add6(e, "2001:db9:1:1::/64", LPM_NONE);
+  add_pfx(e, "2001:db8:1::/48", LPM_NONE);
+  add_pfx(e, "2001:db9:1:1::/64", LPM_NONE);
   bt_assert(!(hint6(x, q[0], &c) & b48) && !(c & b48) && (c & b32));
   check_bulk6(e, q, 4, (u32 []) { 32, 32, LPM_NONE, LPM_NONE });
-  add6(e, "2001:db8::/32", LPM_NONE);
+  add_pfx(e, "2001:db8::/32", LPM_NONE);
   bt_assert(dpcpe_hint_slots_used(x, 1) == 0);
   bt_assert(dpcpe_hint_slots_used(x, 0) == 0);
   bt_assert(dpcpe_check(x));
