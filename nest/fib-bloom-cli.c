@@ -70,7 +70,7 @@ fib_show_one(struct cli *c, rtable *t)
   {
     cli_printf(c, -CLI_FIB, "  Bloom filter:     %s%s, %u hashes, %u counters/entry (built %u times by the policy, dropped %u times; fib_find %s it)",
 	       state[b->state], b->pinned ? ", pinned" : "", b->cf.hashes, b->cf.counters,
-	       b->activations, b->drops, b->ask_find ? "asks" : "does not ask");
+	       b->activations, b->drops, fib_bloom_asked(b) ? "asks" : "does not ask");
     cli_printf(c, -CLI_FIB, "  Policy window:    %lu lookup misses, %lu updates (build at 4 x misses > entries / 2 + 2 x updates, drop at updates > entries / 2 + 4 x misses)",
 	       b->pol_miss, b->pol_upd);
   }

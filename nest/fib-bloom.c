@@ -56,7 +56,7 @@
  * tables import far more than they are asked, so by default a FIB keeps no
  * filter: it starts %FIB_BLOOM_DORMANT, where only the per-length counts
  * are kept (one increment per update) and fib_find() is stock's chain walk
- * plus a test of @ask_find; a miss calls fib_bloom_find_missed() out of
+ * plus a test of the FIB's @find_gate byte; a miss calls fib_bloom_find_missed() out of
  * line to count it, a hit calls nothing.
  *
  * Misses (fib_find() misses, chain probes of LPM walks that found nothing)
@@ -154,12 +154,17 @@ len_inc(struct fib_bloom *b, uint len)
     b->len_map[len >> 6] |= 1ULL << (len & 63);
 }
 
+/* One test covers both rare cases: the last prefix of a length, and a bug */
 static inline void
 len_dec(struct fib_bloom *b, uint len)
 {
-  ASSERT_DIE(b->len_count[len] > 0);
-  if (!--b->len_count[len])
+  u32 *c = &b->len_count[len];
+  if (*c <= 1)
+  {
+    ASSERT_DIE(*c);
     b->len_map[len >> 6] &= ~(1ULL << (len & 63));
+  }
+  (*c)--;
 }
 
 void
@@ -173,6 +178,20 @@ fib_bloom_init(struct fib *f)
   f->bloom = b;
 }
 
+/* Whether fib_find() asks the filter: the FIB's FIB_FIND_FILTER bit */
+static inline void
+bloom_ask(struct fib_bloom *b, int ask)
+{
+  struct fib *f = b->fib;
+  f->find_gate = ask ? (f->find_gate | FIB_FIND_FILTER) : (f->find_gate & ~FIB_FIND_FILTER);
+}
+
+int
+fib_bloom_asked(const struct fib_bloom *b)
+{
+  return b->fib->find_gate & FIB_FIND_FILTER;
+}
+
 static void
 bloom_release(struct fib_bloom *b)
 {
@@ -182,7 +201,7 @@ bloom_release(struct fib_bloom *b)
 
   b->mem = NULL;
   b->blocks = NULL;
-  b->ask_find = 0;
+  bloom_ask(b, 0);
   b->nblocks = b->capacity = b->items = b->saturated = 0;
 }
 
@@ -270,7 +289,7 @@ fib_bloom_rebuild_end(struct fib *f)
 
   bloom_flush_batch(b);
   b->rebuilding = 0;
-  b->ask_find = 1;		/* The next window decides */
+  bloom_ask(b, 1);		/* The next window decides */
 }
 
 /**
@@ -368,7 +387,7 @@ fib_bloom_pin(struct fib *f, int pin)
 void
 fib_bloom_find_window(struct fib_bloom *b)
 {
-  b->ask_find = fib_bloom_active(b) && (8 * b->find_miss >= FIB_BLOOM_POLICY_EVERY);
+  bloom_ask(b, fib_bloom_active(b) && (8 * b->find_miss >= FIB_BLOOM_POLICY_EVERY));
   b->find_miss = 0;
   b->find_left = FIB_BLOOM_POLICY_EVERY;
   fib_bloom_policy(b->fib);
@@ -392,7 +411,7 @@ fib_bloom_find_missed(struct fib *f)
   b->pol_miss++;
   if (fib_bloom_active(b) && (++b->find_miss >= FIB_BLOOM_REASK))
   {
-    b->ask_find = 1;
+    bloom_ask(b, 1);
     b->find_miss = 0;
     b->find_left = FIB_BLOOM_POLICY_EVERY;
   }
@@ -439,6 +458,29 @@ fib_bloom_policy(struct fib *f)
   }
 }
 
+/*
+ * The filter's share of an insert or delete, out of line: inlined into
+ * fib_get() and fib_delete(), its registers made every update of a FIB
+ * without a filter save and restore three more (counted with callgrind).
+ */
+static __attribute__((noinline)) void
+bloom_add_key(struct fib *f, const net_addr *a)
+{
+  struct fib_bloom *b = f->bloom;
+  bloom_insert(b, fib_bloom_hash(a));
+  fib_lpm_guards_account(b, a, 1);
+  if (bloom_overfull(b))
+    fib_bloom_resize(f);
+}
+
+static __attribute__((noinline)) void
+bloom_del_key(struct fib *f, const net_addr *a)
+{
+  struct fib_bloom *b = f->bloom;
+  bloom_remove(b, fib_bloom_hash(a));
+  fib_lpm_guards_account(b, a, 0);
+}
+
 void
 fib_bloom_add(struct fib *f, const net_addr *a)
 {
@@ -447,12 +489,7 @@ fib_bloom_add(struct fib *f, const net_addr *a)
   b->pol_upd++;
 
   if (fib_bloom_active(b))
-  {
-    bloom_insert(b, fib_bloom_hash(a));
-    fib_lpm_guards_account(b, a, 1);
-    if (bloom_overfull(b))
-      fib_bloom_resize(f);
-  }
+    bloom_add_key(f, a);
 
   fib_bloom_tick(b);
 }
@@ -465,10 +502,7 @@ fib_bloom_del(struct fib *f, const net_addr *a)
   b->pol_upd++;
 
   if (fib_bloom_active(b))
-  {
-    bloom_remove(b, fib_bloom_hash(a));
-    fib_lpm_guards_account(b, a, 0);
-  }
+    bloom_del_key(f, a);
 
   fib_bloom_tick(b);
 }
@@ -478,10 +512,10 @@ fib_bloom_del(struct fib *f, const net_addr *a)
  * @f: FIB with an active filter
  * @a: net to find
  *
- * fib_find() calls it while it asks the filter. The bucket is prefetched
- * while the filter line is on its way; a negative answers without touching
- * the chain. Never inlined into fib_find(): its registers would cost
- * fib_find()'s chain path (the one hits take) saves and restores per call.
+ * fib_find() calls it while the FIB's %FIB_FIND_FILTER bit is set. The
+ * bucket is prefetched while the filter line is on its way; a negative
+ * answers without touching the chain. Never inlined into fib_find(): its
+ * registers would cost the hit path (stock's walk) a stack frame.
  */
 __attribute__((noinline)) void *
 fib_bloom_find(struct fib *f, const net_addr *a)

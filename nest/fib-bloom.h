@@ -69,6 +69,14 @@ enum fib_bloom_state {
 
 #define FIB_BLOOM_POLICY_EVERY	256	/* Events between policy checks */
 
+/*
+ * Bits of struct fib's find_gate. While none is set, fib_find() is stock's
+ * walk of one hash table (a byte test more); each bit belongs to the code
+ * that sets and clears it.
+ */
+#define FIB_FIND_FILTER		1	/* fib_find() asks the filter (fib-bloom.c) */
+#define FIB_FIND_REHASH		2	/* A rehash is in progress (fib-rehash.c) */
+
 #define FIB_BLOOM_REASK		32	/* Misses that make fib_find() ask an active filter again */
 
 /* Per-FIB state: the filter (when it pays), the per-length prefix counts
@@ -81,7 +89,6 @@ struct fib_bloom {
   u32 capacity;				/* Entries the filter was sized for; rebuilt beyond */
   struct fib_bloom_config cf;		/* Configured shape */
   u8 state;				/* enum fib_bloom_state */
-  u8 ask_find;				/* fib_find() tests the filter (misses are common) */
   u8 pinned;				/* Kept active whatever the policy says (tests, tools) */
   u8 rebuilding;			/* Between rebuild_begin() and rebuild_end() */
   u32 items;				/* Keys currently counted in the filter */
@@ -181,6 +188,8 @@ fib_bloom_hash(const net_addr *a)
 
 static inline int fib_bloom_active(const struct fib_bloom *b)
 { return b->blocks != NULL; }
+
+int fib_bloom_asked(const struct fib_bloom *b);	/* fib_find() asks the filter */
 
 /* One event for the policy: a lookup call or an update */
 static inline void

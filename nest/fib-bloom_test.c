@@ -406,25 +406,25 @@ t_policy(void)
     rnd_net(&m.n, NET_IP4, 1);
     bad += !same_node(&f, fib_find(&f, &m.n), &ref, fib_find(&ref, &m.n));
   }
-  bt_assert(f.bloom->ask_find);
+  bt_assert(fib_bloom_asked(f.bloom));
 
   /* A hit-only workload stops asking the filter but keeps it */
   for (uint i = 0; i < 4 * FIB_BLOOM_POLICY_EVERY; i++)
     bad += !same_node(&f, fib_find(&f, &ks[i % n].n), &ref, fib_find(&ref, &ks[i % n].n));
-  bt_assert(!f.bloom->ask_find && fib_bloom_active(f.bloom));
+  bt_assert(!fib_bloom_asked(f.bloom) && fib_bloom_active(f.bloom));
 
   /* Misses while it does not ask: after FIB_BLOOM_REASK of them it asks again */
   uint m = 0;
-  for (; (m < 4 * FIB_BLOOM_REASK) && !f.bloom->ask_find; m++)
+  for (; (m < 4 * FIB_BLOOM_REASK) && !fib_bloom_asked(f.bloom); m++)
   {
     net_addr_union x;
     do rnd_net(&x.n, NET_IP4, 1); while (fib_find(&ref, &x.n));
     bad += !same_node(&f, fib_find(&f, &x.n), &ref, NULL);
   }
-  bt_assert_msg(f.bloom->ask_find && (m == FIB_BLOOM_REASK), "asks again after %u misses", m);
+  bt_assert_msg(fib_bloom_asked(f.bloom) && (m == FIB_BLOOM_REASK), "asks again after %u misses", m);
   for (uint i = 0; i < 4 * FIB_BLOOM_POLICY_EVERY; i++)
     bad += !same_node(&f, fib_find(&f, &ks[i % n].n), &ref, fib_find(&ref, &ks[i % n].n));
-  bt_assert(!f.bloom->ask_find && fib_bloom_active(f.bloom));
+  bt_assert(!fib_bloom_asked(f.bloom) && fib_bloom_active(f.bloom));
 
   /* Updates with no lookups: dropped */
   uint u;
