@@ -494,6 +494,12 @@ fib_bloom_add(struct fib *f, const net_addr *a)
   fib_bloom_tick(b);
 }
 
+/*
+ * fib_delete() calls this before its walk (then nothing of it is live
+ * across the call: two registers fewer to save per delete) and ticks the
+ * policy only once the node is gone, as the policy may build the filter
+ * from the nodes.
+ */
 void
 fib_bloom_del(struct fib *f, const net_addr *a)
 {
@@ -503,8 +509,6 @@ fib_bloom_del(struct fib *f, const net_addr *a)
 
   if (fib_bloom_active(b))
     bloom_del_key(f, a);
-
-  fib_bloom_tick(b);
 }
 
 /**

@@ -119,7 +119,7 @@ int fib_bloom_rebuild_begin(struct fib *f);	/* 0: no filter to feed */
 void fib_bloom_rebuild_node(struct fib *f, const net_addr *a);
 void fib_bloom_rebuild_end(struct fib *f);
 void fib_bloom_add(struct fib *f, const net_addr *a);	/* After an insert */
-void fib_bloom_del(struct fib *f, const net_addr *a);	/* Before a delete */
+void fib_bloom_del(struct fib *f, const net_addr *a);	/* Before a delete; fib_bloom_tick() after it */
 void fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c);
 void fib_bloom_pin(struct fib *f, int pin);	/* Keep the filter active (tests, tools) */
 void fib_bloom_policy(struct fib *f);		/* Periodic upkeep decision */
