@@ -27,7 +27,8 @@
  * table's buckets from @rehash_pos up, still one sequence sorted by hash.
  * fib_slot() finds the table and bucket of a hash, fib_chain() the chain at
  * a position in that sequence: lookups, inserts and deletes go to the right
- * table, and FIB_WALK(), the iterators and their readers see every node once
+ * table (fib_find() takes that way while the FIB's %FIB_FIND_REHASH bit is
+ * set, from fib_rehash_begin() until the old table is dropped), and FIB_WALK(), the iterators and their readers see every node once
  * and in the same order as without a rehash. Parked iterators hang on nodes,
  * which keep their place in the order as they move.
  *
