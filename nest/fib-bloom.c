@@ -56,8 +56,8 @@
  * tables import far more than they are asked, so by default a FIB keeps no
  * filter: it starts %FIB_BLOOM_DORMANT, where only the per-length counts
  * are kept (one increment per update) and fib_find() is stock's chain walk
- * plus a test of the FIB's @find_gate byte; a miss calls fib_bloom_find_missed() out of
- * line to count it, a hit calls nothing.
+ * plus a test of the FIB's @find_gate byte; a miss calls
+ * fib_bloom_find_missed() out of line to count it, a hit calls nothing.
  *
  * Misses (fib_find() misses, chain probes of LPM walks that found nothing)
  * and updates are counted in @pol_miss and @pol_upd, both halved whenever

@@ -503,9 +503,11 @@ t_policy_on_delete(void)
     }
 
     /* The next event is a policy check: a delete */
-    void *x;
-    while (!(x = fib_find_chain(&f, &ks[del].n)))
+    void *x = NULL;
+    while ((del < n) && !(x = fib_find_chain(&f, &ks[del].n)))
       del++;
+    if (!x)
+      break;
     gone = &ks[del++];
     fib_delete(&f, x);
     fib_delete(&ref, fib_find(&ref, &gone->n));
