@@ -55,8 +55,8 @@
  * (a line of counters to update, guards to count) and in memory. BGP
  * tables import far more than they are asked, so by default a FIB keeps no
  * filter: it starts %FIB_BLOOM_DORMANT, where only the per-length counts
- * are kept (one increment per update) and fib_find() is stock's chain walk
- * plus a test of the FIB's @find_gate byte; a miss calls
+ * are kept (one increment per update) and fib_find() is stock's chain walk,
+ * inline while the FIB's gate is clear (fib_find_gate()); a miss calls
  * fib_bloom_find_missed() out of line to count it, a hit calls nothing.
  *
  * Misses (fib_find() misses, chain probes of LPM walks that found nothing)
@@ -178,12 +178,30 @@ fib_bloom_init(struct fib *f)
   f->bloom = b;
 }
 
+/**
+ * fib_find_gate - set and clear bits of a FIB's find gate
+ * @f: the FIB
+ * @set: FIB_FIND_* bits to set
+ * @clear: FIB_FIND_* bits to clear
+ *
+ * The only writer of @find_gate and @find_type after fib_init(). fib_find()
+ * walks a FIB of IPv4 or IPv6 prefixes inline while @find_type equals the
+ * query's type, so @find_type is the FIB's address type while no bit is
+ * set, else 0, which is no address type: one compare the hit path needs
+ * anyway (the query's type) tests the gate too.
+ */
+void
+fib_find_gate(struct fib *f, uint set, uint clear)
+{
+  f->find_gate = (f->find_gate | set) & ~clear;
+  f->find_type = f->find_gate ? 0 : f->addr_type;
+}
+
 /* Whether fib_find() asks the filter: the FIB's FIB_FIND_FILTER bit */
 static inline void
 bloom_ask(struct fib_bloom *b, int ask)
 {
-  struct fib *f = b->fib;
-  f->find_gate = ask ? (f->find_gate | FIB_FIND_FILTER) : (f->find_gate & ~FIB_FIND_FILTER);
+  fib_find_gate(b->fib, ask ? FIB_FIND_FILTER : 0, ask ? 0 : FIB_FIND_FILTER);
 }
 
 int

@@ -71,11 +71,13 @@ enum fib_bloom_state {
 
 /*
  * Bits of struct fib's find_gate. While none is set, fib_find() is stock's
- * walk of one hash table (a byte test more); each bit belongs to the code
- * that sets and clears it.
+ * walk of one hash table, inline; each bit belongs to the code that sets
+ * and clears it through fib_find_gate().
  */
 #define FIB_FIND_FILTER		1	/* fib_find() asks the filter (fib-bloom.c) */
 #define FIB_FIND_REHASH		2	/* A rehash is in progress (fib-rehash.c) */
+
+void fib_find_gate(struct fib *f, uint set, uint clear);
 
 #define FIB_BLOOM_REASK		32	/* Misses that make fib_find() ask an active filter again */
 

@@ -63,7 +63,7 @@ fib_rehash_drop_old(struct fib *f)
   mb_free(f->rehash_old);
   f->rehash_old = NULL;
   f->rehash_old_size = f->rehash_pos = 0;
-  f->find_gate &= ~FIB_FIND_REHASH;
+  fib_find_gate(f, 0, FIB_FIND_REHASH);
 }
 
 /* A node's 32-bit FIB hash, inlined for the types of big tables */
@@ -202,7 +202,7 @@ fib_rehash_begin(struct fib *f, int step)
   fib_ht_alloc(f);
   f->rehash_pos = 0;
   f->rehash_done = 0;
-  f->find_gate |= FIB_FIND_REHASH;
+  fib_find_gate(f, FIB_FIND_REHASH, 0);
 
   if (!f->rehash_event)
     f->rehash_event = ev_new_init(f->fib_pool, fib_rehash_event, f);
