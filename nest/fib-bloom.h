@@ -80,6 +80,7 @@ enum fib_bloom_state {
 void fib_find_gate(struct fib *f, uint set, uint clear);
 
 #define FIB_BLOOM_REASK		32	/* Misses that make fib_find() ask an active filter again */
+#define FIB_BLOOM_REASK_MAX	4096	/* ... after windows that asked again in vain, at most */
 
 /* Per-FIB state: the filter (when it pays), the per-length prefix counts
  * (always) and the policy's counters. Allocated from the FIB's pool. */
@@ -99,6 +100,8 @@ struct fib_bloom {
   u32 activations, drops;		/* Policy decisions taken */
   u32 pol_countdown;			/* Events until the next policy check */
   u32 find_left, find_miss;		/* fib_find() calls left in this window, misses in it */
+  u32 reask;				/* Misses that make fib_find() ask the filter again */
+  u8 reasked;				/* This window asks because of them */
   u64 pol_miss;				/* Chain probes that found nothing (decayed) */
   u64 pol_upd;				/* Inserts and deletes (decayed) */
   u64 queries;				/* Filter tests */
@@ -144,12 +147,17 @@ static inline u64
 fib_bloom_key_ip4(ip4_addr px, uint pxlen)
 { return fib_bloom_mix(((u64) ip4_to_u32(px) << 8) | pxlen); }
 
+/*
+ * Both halves multiplied by odd constants (each product is a bijection of
+ * its half, and the two run in parallel), then one mix: a lookup waits for
+ * one mix's latency, not two in a row.
+ */
 static inline u64
 fib_bloom_key_ip6(const ip6_addr *px, uint pxlen)
 {
   u64 hi = ((u64) _I0(*px) << 32) | _I1(*px);
   u64 lo = ((u64) _I2(*px) << 32) | _I3(*px);
-  return fib_bloom_mix(hi ^ fib_bloom_mix(lo ^ ((u64) pxlen << 56)));
+  return fib_bloom_mix((hi * 0x9fb21c651e98df25ULL) ^ (lo * 0xd6e8feb86659fd93ULL) ^ pxlen);
 }
 
 static inline u64
@@ -242,6 +250,19 @@ static inline uint
 fib_bloom_counter(const u64 *blk, uint pos)
 { return (blk[pos >> 4] >> ((pos & 15) * 4)) & 15; }
 
+/* Whether @k counters of @blk from slots @x are all non-zero; @k is a
+ * constant at the call for the default shape, so the loop unrolls */
+static inline __attribute__((always_inline)) int
+fib_bloom_test_slots(const u64 *blk, u64 x, uint k)
+{
+  uint all = 1;
+
+  for (uint i = 0; i < k; i++, FIB_BLOOM_SLOT_NEXT(x))
+    all &= fib_bloom_counter(blk, FIB_BLOOM_SLOT(x)) != 0;
+
+  return all;
+}
+
 /*
  * Pure filter test: 0 means the key is certainly absent. No early exit:
  * the slots share one cache line, and a branch-free test keeps the hit
@@ -252,12 +273,11 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
 {
   const u64 *blk = fib_bloom_block(b, h);
   u64 x = FIB_BLOOM_SLOTS(h);
-  uint all = 1;
 
-  for (uint i = 0; i < b->cf.hashes; i++, FIB_BLOOM_SLOT_NEXT(x))
-    all &= fib_bloom_counter(blk, FIB_BLOOM_SLOT(x)) != 0;
+  if (b->cf.hashes == FIB_BLOOM_DEF_HASHES)
+    return fib_bloom_test_slots(blk, x, FIB_BLOOM_DEF_HASHES);
 
-  return all;
+  return fib_bloom_test_slots(blk, x, b->cf.hashes);
 }
 
 /*

@@ -426,6 +426,28 @@ t_policy(void)
     bad += !same_node(&f, fib_find(&f, &ks[i % n].n), &ref, fib_find(&ref, &ks[i % n].n));
   bt_assert(!fib_bloom_asked(f.bloom) && fib_bloom_active(f.bloom));
 
+  /* A quarter misses: asked again now and then, ever more rarely (hits
+   * through the filter cost more than the misses save); three quarters:
+   * asked nearly always */
+  for (uint quarters = 1; quarters <= 3; quarters += 2)
+  {
+    u64 q0 = f.bloom->queries;
+    uint calls = 256 * FIB_BLOOM_POLICY_EVERY;
+    for (uint i = 0; i < calls; i++)
+    {
+      net_addr_union x;
+      if ((i % 4) >= quarters)
+	x = ks[i % n];
+      else
+	do rnd_net(&x.n, NET_IP4, 1); while (fib_find(&ref, &x.n));
+      bad += !same_node(&f, fib_find(&f, &x.n), &ref, fib_find(&ref, &x.n));
+    }
+    double asked = (double) (f.bloom->queries - q0) / calls;
+    bt_debug("%u/4 misses: %.3f of the calls asked the filter, re-ask after %u\n", quarters, asked, f.bloom->reask);
+    bt_assert_msg((quarters == 1) ? (asked < 0.1) : (asked > 0.9),
+		  "%u/4 misses: %.3f of the calls asked the filter", quarters, asked);
+  }
+
   /* Updates with no lookups: dropped */
   uint u;
   for (u = 0; (u < 8 * n) && fib_bloom_active(f.bloom); u++)
