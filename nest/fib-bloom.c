@@ -558,30 +558,15 @@ fib_bloom_del(struct fib *f, const net_addr *a)
  * is while most calls miss: a negative answers without touching the chain,
  * a positive walks it. No prefetch of the bucket with the filter line: it
  * would double the lines a negative fetches (measured: 2.9x stock's miss
- * throughput on a full IPv4 table without it, 1.2x with). Never inlined into fib_find(): its
- * registers would cost the hit path (stock's walk) a stack frame. The
- * hashes of IPv4 and IPv6 nets are inlined (big tables, where misses
- * cost).
+ * throughput on a full IPv4 table without it, 1.2x with). Never inlined
+ * into fib_find(): its registers would cost the hit path (stock's walk) a
+ * stack frame.
  */
 __attribute__((noinline)) void *
 fib_bloom_find(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
-  u64 h;
-
-  switch (a->type)
-  {
-  case NET_IP4:
-    h = fib_bloom_key_ip4(((const net_addr_ip4 *) a)->prefix, a->pxlen);
-    break;
-
-  case NET_IP6:
-    h = fib_bloom_key_ip6(&((const net_addr_ip6 *) a)->prefix, a->pxlen);
-    break;
-
-  default:
-    h = fib_bloom_hash(a);
-  }
+  u64 h = fib_bloom_hash(a);
 
   b->queries++;
 

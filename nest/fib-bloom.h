@@ -164,7 +164,7 @@ static inline u64
 fib_bloom_key_rd(vpn_rd rd)
 { return fib_bloom_mix(rd_to_u64(rd) + 1); }
 
-static inline u64
+static inline __attribute__((always_inline)) u64
 fib_bloom_hash(const net_addr *a)
 {
   const net_addr_union *u = (const void *) a;
