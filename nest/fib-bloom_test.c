@@ -133,7 +133,7 @@ t_churn_all_types(void)
     bt_assert(ref.entries == 0);
 
     uint max_order = 0, min_order_after = 99, entries = 0, bad = 0, seen_filter = 0;
-    uint sweeps_ok = 1;
+    uint sweeps_ok = 1, bits_ok = 1;
 
     /* Grow towards the whole universe, shrink to almost nothing, twice */
     for (uint op = 0; op < OPS; op++)
@@ -178,12 +178,16 @@ t_churn_all_types(void)
 	min_order_after = MIN(min_order_after, f.hash_order);
 
       if (!(op % (OPS / 16)))
+      {
 	sweeps_ok &= check_all(&f, keys, in);
+	bits_ok &= fib_bloom_bits_exact(f.bloom);
+      }
     }
     sweeps_ok &= check_all(&f, keys, in);
 
     bt_assert_msg(bad == 0, "%s: %u answers differ from the reference", net_label[type], bad);
     bt_assert_msg(sweeps_ok, "%s: a present key was not found (false negative) or an absent one was", net_label[type]);
+    bt_assert_msg(bits_ok && fib_bloom_bits_exact(f.bloom), "%s: a query-plane bit differs from its counter", net_label[type]);
     bt_assert(f.entries == entries && ref.entries == entries);
     bt_assert_msg(max_order >= 13, "%s: grew to order %u", net_label[type], max_order);
     bt_assert_msg(min_order_after < max_order, "%s: shrank to order %u", net_label[type], min_order_after);
@@ -227,6 +231,7 @@ t_saturation(void)
 
   for (int i = 0; i < 40; i++)
     fib_bloom_del(&f, (net_addr *) &k);
+  bt_assert(fib_bloom_bits_exact(f.bloom));
 
   /* Sticky counters: the real key is still admitted and found */
   bt_assert(fib_find(&f, (net_addr *) &k) != NULL);
@@ -247,6 +252,7 @@ t_saturation(void)
 	bt_assert(fib_find(&f, (net_addr *) &ks[i + 1]) != NULL);
     }
   bt_assert(fib_find(&f, (net_addr *) &k) != NULL);
+  bt_assert(fib_bloom_bits_exact(f.bloom));
 
   /* The key removed: the filter may still say maybe, the FIB says no */
   fib_delete(&f, fib_find(&f, (net_addr *) &k));

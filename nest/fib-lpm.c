@@ -313,7 +313,7 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
       if (s->active)
       {
 	s->hash[s->n] = lpm_key(u, v6, rdh, len);
-	__builtin_prefetch(fib_bloom_block(b, s->hash[s->n]));
+	__builtin_prefetch(fib_bloom_qblock(b, s->hash[s->n]));
       }
       s->len[s->n++] = len;
     }
