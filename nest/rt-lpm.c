@@ -157,6 +157,7 @@ rt_lpm_configure(rtable *tab, const struct rt_lpm_config *cf)
     if (old)
       rt_lpm_stop(old);
     tab->lpm = NULL;
+    rt_lpm_sync_walk(tab);
     return;
   }
 
@@ -185,6 +186,26 @@ rt_lpm_configure(rtable *tab, const struct rt_lpm_config *cf)
   }
 
   tab->lpm = l;
+  rt_lpm_sync_walk(tab);
+}
+
+/**
+ * rt_lpm_sync_walk - say whether lookups walk the table's trie at once
+ * @tab: table whose trie or engine changed
+ *
+ * net_route() of an IP table and net_roa_check() of a ROA table with a
+ * trie and no engine are stock's trie walks (measured cheaper than any
+ * filter walk, see fib-lpm.c), and they should not pay tests per call to
+ * find that out: @trie_walk is the trie then, else NULL, and its one test
+ * replaces stock's test of @trie. Called wherever @lpm or @trie changes
+ * (rt_lpm_configure(), the trie rebuild in rt_prune_table(), the engine
+ * benchmark).
+ */
+void
+rt_lpm_sync_walk(rtable *tab)
+{
+  int walk = net_val_match(tab->addr_type, NB_IP | NB_ROA);
+  tab->trie_walk = (tab->trie && !tab->lpm && walk) ? tab->trie : NULL;
 }
 
 static void

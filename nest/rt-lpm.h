@@ -74,6 +74,7 @@ int rt_lpm_config_same(const struct rt_lpm_config *a, const struct rt_lpm_config
 
 /* rt_setup() and rt_reconfigure(): create, rebuild or drop the engine */
 void rt_lpm_configure(struct rtable *tab, const struct rt_lpm_config *cf);
+void rt_lpm_sync_walk(struct rtable *tab);	/* After @lpm or @trie changed */
 
 /* rte_announce(): the net's valid best route appeared (@valid) or went */
 void rt_lpm_net_changed(struct rtable *tab, struct network *n, int valid);

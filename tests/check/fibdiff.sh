@@ -27,7 +27,8 @@ compare() {
     local ans
     ans=$(grep -o 'engine answers: .*' "$WORK/$name.err")
     echo "$name: $ans"
-    check "$name: the engine answered net_route() and ROA checks" grep -q 'answers: [1-9][0-9]* net_route, [1-9][0-9]* ROA' "$WORK/$name.err" ;;
+    check "$name: the engine answered net_route() (also in the table with a trie) and ROA checks" \
+      grep -q 'answers: [1-9][0-9]* net_route, [1-9][0-9]* net_route with a trie, [1-9][0-9]* ROA' "$WORK/$name.err" ;;
   esac
   local n found
   n=$(grep -c '^H ' "$WORK/$name.bloom")

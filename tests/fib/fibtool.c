@@ -142,6 +142,9 @@ new_table(pool *p, uint type, int trie)
     t->trie = f_new_trie(lp_new_default(p), 0);
     t->trie->ipv4 = !v6;
   }
+#ifdef BLOOMBIRD
+  rt_lpm_sync_walk(t);		/* as rt_setup() does, through rt_lpm_configure() */
+#endif
   return t;
 }
 
@@ -809,8 +812,8 @@ main(int argc, char *argv[])
 
 #ifdef BLOOMBIRD
     if (tr->lpm)
-      fprintf(stderr, "fibtool: engine answers: %lu net_route, %lu ROA checks\n",
-	      tf->lpm->lookups + tt->lpm->lookups, tr->lpm->lookups);
+      fprintf(stderr, "fibtool: engine answers: %lu net_route, %lu net_route with a trie, %lu ROA checks\n",
+	      tf->lpm->lookups, tt->lpm->lookups, tr->lpm->lookups);
 #endif
     return 0;
   }
