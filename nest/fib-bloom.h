@@ -183,12 +183,10 @@ fib_bloom_hash(const net_addr *a)
 
   switch (a->type)
   {
-  case NET_IP4:
   case NET_ROA4:
   case NET_FLOW4:
     return fib_bloom_key_ip4(u->ip4.prefix, a->pxlen);
 
-  case NET_IP6:
   case NET_ROA6:
   case NET_FLOW6:
   case NET_IP6_SADR:
