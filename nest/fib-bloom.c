@@ -36,8 +36,9 @@
  * neighbours on the host get busy, its query plane (a quarter of that)
  * mostly stays: misses through the filter measured up to 3.4x stock's
  * throughput while the host was quiet and 1.3x while it was busy with
- * the counters alone, 5.9-7.4x with the query plane. An update with the filter active touches one more
- * line, and only while a counter crosses zero.
+ * the counters alone, 5.9-7.4x with the query plane. An update with the
+ * filter active touches one more line, and only while a counter crosses
+ * zero.
  *
  * Key. A 64-bit mix (the finalizer of MurmurHash3, applied to the prefix,
  * length and RD words) of the parts of the &net_addr that BIRD's own chain
@@ -53,9 +54,9 @@
  * anyway (a separate walk per rebuild cost twice the inserts themselves).
  * While a table grows it has @counters to 2 x @counters counters (half a
  * byte each, and a bit of query plane) per entry: with the defaults (10
- * counters, 5 hashes) 6.25 to 12.5 bytes per entry and a false-positive rate of 1.4% down to 0.13%
- * (blocked-filter estimate; `show fib' and tests/bench print the measured
- * rate). A FIB at the top hash order (2^24 buckets) does not rehash any
+ * counters, 5 hashes) 6.25 to 12.5 bytes per entry and a false-positive
+ * rate of 1.4% down to 0.13% (blocked-filter estimate; `show fib' and
+ * tests/bench print the measured rate). A FIB at the top hash order (2^24 buckets) does not rehash any
  * more; its filter is rebuilt by a walk of its own when it overfills.
  */
 
@@ -654,6 +655,15 @@ bloom_exp_neg(double x)
   return e;
 }
 
+static double
+bloom_pow(double x, uint n)
+{
+  double p = 1;
+  while (n--)
+    p *= x;
+  return p;
+}
+
 /*
  * Expected false-positive rate of a blocked filter: a query lands in a
  * block holding L keys, L Poisson-distributed with mean items / blocks, and
@@ -671,21 +681,14 @@ fib_bloom_fpr_predicted(const struct fib_bloom *b)
   double lambda = (double) b->items / b->nblocks;
   double pl = bloom_exp_neg(lambda);		/* P(L = 0) */
   double empty0 = 1, empty1 = 1, fpr = 0;
-  double keep0 = 1, keep1 = 1;
-  for (uint i = 0; i < k0; i++)
-    keep0 *= 1 - 2.0 / FIB_BLOOM_BLOCK_SLOTS;	/* One key leaves a slot of half 0 zero */
-  for (uint i = 0; i < k1; i++)
-    keep1 *= 1 - 2.0 / FIB_BLOOM_BLOCK_SLOTS;
+
+  /* One key leaves a given slot of half 0 (half 1) zero */
+  double keep0 = bloom_pow(1 - 2.0 / FIB_BLOOM_BLOCK_SLOTS, k0);
+  double keep1 = bloom_pow(1 - 2.0 / FIB_BLOOM_BLOCK_SLOTS, k1);
 
   for (uint L = 0; L < 4 * lambda + 64; L++)
   {
-    double p = 1;
-    for (uint i = 0; i < k0; i++)
-      p *= 1 - empty0;
-    for (uint i = 0; i < k1; i++)
-      p *= 1 - empty1;
-
-    fpr += pl * p;
+    fpr += pl * bloom_pow(1 - empty0, k0) * bloom_pow(1 - empty1, k1);
     pl *= lambda / (L + 1);
     empty0 *= keep0;
     empty1 *= keep1;
