@@ -133,7 +133,7 @@ t_churn_all_types(void)
     bt_assert(ref.entries == 0);
 
     uint max_order = 0, min_order_after = 99, entries = 0, bad = 0, seen_filter = 0;
-    uint sweeps_ok = 1, bits_ok = 1;
+    uint sweeps_ok = 1, bits_ok = 1, guards_ok = 1;
 
     /* Grow towards the whole universe, shrink to almost nothing, twice */
     for (uint op = 0; op < OPS; op++)
@@ -181,6 +181,7 @@ t_churn_all_types(void)
       {
 	sweeps_ok &= check_all(&f, keys, in);
 	bits_ok &= fib_bloom_bits_exact(f.bloom);
+	guards_ok &= fib_lpm_guards_cover(&f);
       }
     }
     sweeps_ok &= check_all(&f, keys, in);
@@ -188,6 +189,7 @@ t_churn_all_types(void)
     bt_assert_msg(bad == 0, "%s: %u answers differ from the reference", net_label[type], bad);
     bt_assert_msg(sweeps_ok, "%s: a present key was not found (false negative) or an absent one was", net_label[type]);
     bt_assert_msg(bits_ok && fib_bloom_bits_exact(f.bloom), "%s: a query-plane bit differs from its counter", net_label[type]);
+    bt_assert_msg(guards_ok && fib_lpm_guards_cover(&f), "%s: a guard or length mask rules out a present node", net_label[type]);
     bt_assert(f.entries == entries && ref.entries == entries);
     bt_assert_msg(max_order >= 13, "%s: grew to order %u", net_label[type], max_order);
     bt_assert_msg(min_order_after < max_order, "%s: shrank to order %u", net_label[type], min_order_after);
