@@ -167,23 +167,35 @@ fib_bloom_key_ip4(ip4_addr px, uint pxlen)
 /*
  * Both halves multiplied by odd constants (each product is a bijection of
  * its half, and the two run in parallel), then one mix: a lookup waits for
- * one mix's latency, not two in a row. The halves are the address's first
- * and last 64 bits as numbers, so that a longest-prefix walk trims them to
- * each candidate length with one mask apiece (fib-lpm.c).
+ * one mix's latency, not two in a row. The halves are read as they lie in
+ * memory, one load each (their word order is the host's, which a key may
+ * have); a longest-prefix walk trims them to each candidate length with
+ * one mask apiece, the mask put in the same order (fib_bloom_ip6_order()).
  */
 static inline u64
 fib_bloom_key_ip6_halves(u64 hi, u64 lo, uint pxlen)
 { return fib_bloom_mix((hi * 0x9fb21c651e98df25ULL) ^ (lo * 0xd6e8feb86659fd93ULL) ^ pxlen); }
 
-static inline u64 fib_bloom_ip6_hi(const ip6_addr *a)
-{ return ((u64) a->addr[0] << 32) | a->addr[1]; }
-
-static inline u64 fib_bloom_ip6_lo(const ip6_addr *a)
-{ return ((u64) a->addr[2] << 32) | a->addr[3]; }
-
 static inline u64
 fib_bloom_key_ip6(const ip6_addr *px, uint pxlen)
-{ return fib_bloom_key_ip6_halves(fib_bloom_ip6_hi(px), fib_bloom_ip6_lo(px), pxlen); }
+{
+  u64 hi, lo;
+  memcpy(&hi, &px->addr[0], sizeof(hi));
+  memcpy(&lo, &px->addr[2], sizeof(lo));
+  return fib_bloom_key_ip6_halves(hi, lo, pxlen);
+}
+
+/* A 64-bit number whose high half is addr[0] (or addr[2]) of an ip6_addr,
+ * in the order of a 64-bit load of that half (identity on big endian) */
+static inline u64
+fib_bloom_ip6_order(u64 x)
+{
+#ifdef CPU_BIG_ENDIAN
+  return x;
+#else
+  return (x << 32) | (x >> 32);
+#endif
+}
 
 static inline u64
 fib_bloom_key_rd(vpn_rd rd)

@@ -42,8 +42,8 @@ lpm_mask_lo(uint len)
 static inline ip6_addr
 lpm_ip6_trim(ip6_addr a, uint len)
 {
-  u64 hi = fib_bloom_ip6_hi(&a) & lpm_mask_hi(len);
-  u64 lo = fib_bloom_ip6_lo(&a) & lpm_mask_lo(len);
+  u64 hi = (((u64) a.addr[0] << 32) | a.addr[1]) & lpm_mask_hi(len);
+  u64 lo = (((u64) a.addr[2] << 32) | a.addr[3]) & lpm_mask_lo(len);
   return ip6_build(hi >> 32, (u32) hi, lo >> 32, (u32) lo);
 }
 
@@ -54,9 +54,12 @@ lpm_key(const net_addr_union *u, int v6, u64 rdh, uint len)
   if (!v6)
     return fib_bloom_key_ip4(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len) ^ rdh;
 
-  const ip6_addr *a = &u->ip6.prefix;
-  return fib_bloom_key_ip6_halves(fib_bloom_ip6_hi(a) & lpm_mask_hi(len),
-				  fib_bloom_ip6_lo(a) & lpm_mask_lo(len), len) ^ rdh;
+  /* fib_bloom_key_ip6() of the trimmed address: its halves as loaded, masked */
+  u64 hi, lo;
+  memcpy(&hi, &u->ip6.prefix.addr[0], sizeof(hi));
+  memcpy(&lo, &u->ip6.prefix.addr[2], sizeof(lo));
+  return fib_bloom_key_ip6_halves(hi & fib_bloom_ip6_order(lpm_mask_hi(len)),
+				  lo & fib_bloom_ip6_order(lpm_mask_lo(len)), len) ^ rdh;
 }
 
 static inline int
