@@ -251,6 +251,27 @@ fib_bloom_tick(struct fib_bloom *b)
     fib_bloom_policy(b->fib);
 }
 
+/*
+ * A lookup in a table with a trie (net_route(), net_roa_check()): with a
+ * filter its walk leads (the guards' masks leave a few lengths to test, and
+ * measured faster than the trie walk for every query kind), without one the
+ * trie does, and the lookup counts as a probe missed, so that the policy
+ * builds the filter once such lookups come often enough to pay for it.
+ */
+static inline int
+fib_bloom_trie_leads(struct fib_bloom *b)
+{
+  if (fib_bloom_active(b))
+    return 0;
+
+  if (b->state == FIB_BLOOM_DORMANT)
+  {
+    b->pol_miss++;
+    fib_bloom_tick(b);
+  }
+  return 1;
+}
+
 /* A chain probe of a lookup found nothing (the filter could have said so) */
 static inline void
 fib_bloom_probe_missed(struct fib_bloom *b)

@@ -29,6 +29,11 @@
 #include "filter/filter.h"
 #include "filter/data.h"
 
+/* ip4_mkmask(len) without its branch (u32_mkmask() is out of line): per candidate */
+static inline ip4_addr
+lpm_mask4(uint len)
+{ return ip4_from_u32((u32) (~0ULL << (32 - len))); }
+
 /* Masks of a length's bits in an IPv6 address's first and last 64 bits */
 static inline u64
 lpm_mask_hi(uint len)
@@ -52,7 +57,7 @@ static inline u64
 lpm_key(const net_addr_union *u, int v6, u64 rdh, uint len)
 {
   if (!v6)
-    return fib_bloom_key_ip4(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len) ^ rdh;
+    return fib_bloom_key_ip4(ip4_and(u->ip4.prefix, lpm_mask4(len)), len) ^ rdh;
 
   /* fib_bloom_key_ip6() of the trimmed address: its halves as loaded, masked */
   u64 hi, lo;
@@ -335,7 +340,7 @@ lpm_chain_hash(const net_addr_union *u, int v6, uint len)
       net_addr_union x;
       net_copy(&x.n, &u->n);
       if (!v6)
-	x.vpn4.prefix = ip4_and(x.vpn4.prefix, ip4_mkmask(len));
+	x.vpn4.prefix = ip4_and(x.vpn4.prefix, lpm_mask4(len));
       else
 	x.vpn6.prefix = lpm_ip6_trim(x.vpn6.prefix, len);
       x.n.pxlen = len;
@@ -344,7 +349,7 @@ lpm_chain_hash(const net_addr_union *u, int v6, uint len)
 
   default:
     if (!v6)
-      return px4_hash(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len);
+      return px4_hash(ip4_and(u->ip4.prefix, lpm_mask4(len)), len);
     return px6_hash(lpm_ip6_trim(u->ip6.prefix, len), len);
   }
 }
@@ -536,7 +541,7 @@ lpm_trim(net_addr_union *x, const net_addr *n, uint len)
 {
   net_copy(&x->n, n);
   if (net_val_match(n->type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4))
-    x->ip4.prefix = ip4_and(x->ip4.prefix, ip4_mkmask(len));
+    x->ip4.prefix = ip4_and(x->ip4.prefix, lpm_mask4(len));
   else
     x->ip6.prefix = lpm_ip6_trim(x->ip6.prefix, len);
   x->n.pxlen = len;
@@ -611,19 +616,18 @@ lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
  * @n: network (IP or VPN)
  * @done: set to 0 when the stock code must answer: @n of a type this does
  * not handle (SADR) or out of its length range, `bloom off', or an IP
- * query on a table with a trie
+ * query on a table with a trie and no filter
  *
  * Returns the longest-prefix net covering @n that has a valid route, the
- * same as stock net_route() without the table's trie.
+ * same as stock net_route() with or without the table's trie.
  *
- * With a trie, the trie leads, for both families: stock's trie walk is
- * the path. Counted by callgrind on the tier-1 tables (tests/bench/count),
- * a filter walk below an IPv6 trie's top cost four times the trie walk's
- * instructions and twice its L1 misses for addresses inside prefixes, and
- * an IPv4 trie (at most eight 4-bit nodes to a /32) measured cheaper than
- * any filter walk in wall time too; so a trie table's net_route() is
- * stock's code, not merely no slower. Never inlined: its walk state (some
- * 2 KB) would give net_route()'s trie walk a frame ten times stock's.
+ * A table with a trie takes this walk only while its FIB has a filter
+ * (fib_bloom_trie_leads()): with the guards' length masks it measured
+ * faster than stock's trie walk for addresses inside prefixes and random
+ * ones, both families (tests/bench/pair; before the masks a filter walk
+ * below an IPv6 trie's top cost four times the trie walk's instructions).
+ * Never inlined: its walk state (some 2 KB) would give net_route()'s trie
+ * walk a frame ten times stock's.
  */
 __attribute__((noinline)) net *
 net_route_bloom(rtable *tab, const net_addr *n, int *done)
@@ -631,7 +635,7 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
   struct fib *f = &tab->fib;
 
   if (!fib_lpm_supported(f, n) || !net_val_match(n->type, NB_IP | NB_VPN) ||
-      (tab->trie && net_val_match(n->type, NB_IP)))
+      (tab->trie && net_val_match(n->type, NB_IP) && !fib_bloom_active(f->bloom)))
   {
     *done = 0;
     return NULL;
@@ -647,7 +651,7 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
  * @n: IP network to check
  * @asn: origin AS, 0 if unknown
  * @done: set to 0 when table and network types do not pair, @n is out of
- * its length range, the table has a trie, or with `bloom off'
+ * its length range, the table has a trie and no filter, or with `bloom off'
  *
  * RFC 6483 validation with the same answers as stock net_roa_check(): the
  * ROA FIB's filter is keyed by prefix and length alone, so it can rule out
@@ -661,12 +665,8 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   int v6 = (tab->addr_type == NET_ROA6) && (n->type == NET_IP6);
   const net_addr_union *u = (const void *) n;
 
-  /*
-   * A ROA table with a trie keeps stock's trie walk: with a real VRP set
-   * most queries have no covering ROA and the walk ends in the hot top of
-   * the trie, which the rig measured cheaper than testing every length.
-   */
-  if ((!v4 && !v6) || tab->trie || !fib_lpm_supported(&tab->fib, n))
+  /* A ROA table with a trie and no filter: stock's trie walk (fib_bloom_trie_leads()) */
+  if ((!v4 && !v6) || (tab->trie && !fib_bloom_active(tab->fib.bloom)) || !fib_lpm_supported(&tab->fib, n))
   {
     *done = 0;
     return ROA_UNKNOWN;
@@ -684,7 +684,7 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
     int found = 0;
 
     if (v4)
-      roa0.roa4 = NET_ADDR_ROA4(ip4_and(u->ip4.prefix, ip4_mkmask(len)), len, 0, 0);
+      roa0.roa4 = NET_ADDR_ROA4(ip4_and(u->ip4.prefix, lpm_mask4(len)), len, 0, 0);
     else
       roa0.roa6 = NET_ADDR_ROA6(lpm_ip6_trim(u->ip6.prefix, len), len, 0, 0);
 
