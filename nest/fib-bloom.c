@@ -72,8 +72,9 @@
  * inline while the FIB's gate is clear (fib_find_gate()); a miss calls
  * fib_bloom_find_missed() out of line to count it, a hit calls nothing.
  *
- * Misses (fib_find() misses, chain probes of LPM walks that found nothing)
- * and updates are counted in @pol_miss and @pol_upd, both halved whenever
+ * Misses (fib_find() misses, chain probes of LPM walks that found nothing,
+ * lookups of a table with a trie that its trie answered for want of a
+ * filter: fib_bloom_trie_leads()) and updates are counted in @pol_miss and @pol_upd, both halved whenever
  * their sum passes half the entries (plus a floor of 4096), so the policy
  * sees recent history at the table's own scale. Every
  * %FIB_BLOOM_POLICY_EVERY events fib_bloom_policy() decides: a dormant FIB

@@ -47,8 +47,10 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
  * bases, by their hash for long ones) the lengths of the band at which
  * prefixes inside that region exist. A covering prefix of the band lies in
  * the query's own region, so one read of its mask rules out the band's
- * other lengths: on the tier-1 tables a ROA check tests some 3 lengths
- * instead of 27 (IPv6) and 7 instead of 17 (IPv4), after 4 to 6 mask reads.
+ * other lengths: modelled on the tier-1 tables with a slot per region, a
+ * ROA check keeps some 3 of 27 candidate lengths (IPv6) and 7 of 17 (IPv4)
+ * after 4 to 6 mask reads; callgrind counts 1,715 instructions per check
+ * instead of 5,892 (IPv6), 1,803 instead of 2,752 (IPv4).
  * Each slot counts its prefixes (sticky at 255) and clears its mask when
  * the count drops to zero; a length whose prefixes left a slot that still
  * holds others stays set until the next rebuild. Masks may so claim too
