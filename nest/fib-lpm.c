@@ -19,8 +19,8 @@
  * and its chain walked only if the filter admits it, stopping at the first
  * match. Each of these steps costs little and removes most of what is left
  * for the next: a mask read rules out up to eight lengths, a filter test
- * one chain walk. The answers are those of the stock loops: fib_route(),
- * net_route() (of a table without a trie) and net_roa_check().
+ * one chain walk. The answers are those of the stock code: fib_route(),
+ * net_route() and net_roa_check(), with or without the table's trie.
  */
 
 #include "nest/bird.h"
@@ -193,14 +193,10 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
   if (g->cnt && (a->pxlen >= g->len))
   {
     u16 *c = &g->cnt[guard_index(g, u, v6, rdh)];
-    if (*c == 0xffff)
-      ;				/* Sticky: may undercount, never drops to 0 */
-    else if (add)
-      (*c)++;
-    else
+    if (*c != 0xffff)		/* Sticky: may undercount, never drops to 0 */
     {
-      ASSERT_DIE(*c > 0);
-      (*c)--;
+      ASSERT_DIE(add || (*c > 0));
+      *c += add ? 1 : -1;
     }
   }
 
