@@ -376,9 +376,9 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
  * Longest-prefix match walk (fib-lpm.c): fib_lpm_init() lists the lengths
  * not longer than @n and not shorter than @lo that hold prefixes and that
  * the guards admit (longest first), hashes them and prefetches their
- * filter blocks, so the cache misses overlap; then it tests the first
- * candidates until @ahead of them are admitted and prefetches those
- * admitted candidates' hash buckets and first nodes, again all at once.
+ * filter blocks and the first @ahead candidates' hash buckets, so the cache
+ * misses overlap; then it tests candidates until @ahead of them are
+ * admitted and prefetches those admitted candidates' first nodes.
  * fib_lpm_next() returns the next admitted length (testing the rest
  * lazily), or -1, and leaves its chain hash in @chash (fib_slot() finds the
  * bucket, in either table during a rehash). Callers stop at their first

@@ -117,6 +117,15 @@ band_index(const struct fib_band *bd, uint j, const net_addr_union *u, int v6, u
   return (u32) lpm_key(u, v6, rdh, base) & ((1U << bd->bits) - 1);
 }
 
+/* The slot of @a's own region in its band, NULL if the band has no masks */
+static inline u16 *
+band_slot(struct fib_bloom *b, const net_addr *a, int v6, u64 rdh)
+{
+  uint j = a->pxlen >> FIB_BAND_SHIFT;
+  struct fib_band *bd = &b->band[j];
+  return bd->slot ? &bd->slot[band_index(bd, j, (const void *) a, v6, rdh)] : NULL;
+}
+
 /* Lengths of band @j present in the FIB (len_map), at most @top and at least @lo */
 static inline uint
 band_lengths(const struct fib_bloom *b, int j, int top, uint lo)
@@ -200,12 +209,10 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
     }
   }
 
-  uint j = a->pxlen >> FIB_BAND_SHIFT;
-  struct fib_band *bd = &b->band[j];
-  if (!bd->slot)
+  u16 *sl = band_slot(b, a, v6, rdh);
+  if (!sl)
     return;
 
-  u16 *sl = &bd->slot[band_index(bd, j, u, v6, rdh)];
   uint cnt = *sl >> 8;
   if (add)
   {
@@ -290,14 +297,9 @@ fib_lpm_guards_cover(struct fib *f)
     if (b->head.cnt && (a->pxlen >= b->head.len) && !b->head.cnt[guard_index(&b->head, u, v6, rdh)])
       ok = 0;
 
-    uint j = a->pxlen >> FIB_BAND_SHIFT;
-    const struct fib_band *bd = &b->band[j];
-    if (bd->slot)
-    {
-      u16 sl = bd->slot[band_index(bd, j, u, v6, rdh)];
-      if (!(sl & (1U << (a->pxlen & 7))) || !(sl >> 8))
-	ok = 0;
-    }
+    const u16 *sl = band_slot(b, a, v6, rdh);
+    if (sl && (!(*sl & (1U << (a->pxlen & 7))) || !(*sl >> 8)))
+      ok = 0;
   }
   FIB_WALK_END;
 
@@ -391,7 +393,7 @@ lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
  * prefix, longest first, none if the head guard says so, and within each
  * band of lengths only those its mask for @n's region admits (all masks
  * read at once). With a filter, their keys are hashed and their blocks
- * prefetched; then candidates are tested until
+ * prefetched, and so are the buckets of the first @ahead; then candidates are tested until
  * @ahead are admitted (without a filter: the first @ahead), and the buckets
  * of those are prefetched, then their first nodes. Each stage's cache
  * misses overlap; a caller that stops at the first answer asks for one or
@@ -424,7 +426,7 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
 
   /* Bands with lengths to consider, longest first; their masks' slots prefetched */
   const u16 *slot[FIB_BANDS];
-  u8 band[FIB_BANDS], lens[FIB_BANDS], nb = 0;
+  u8 band[FIB_BANDS], mask[FIB_BANDS], nb = 0;
   for (int j = top >> FIB_BAND_SHIFT; j >= (int) (lo >> FIB_BAND_SHIFT); j--)
   {
     uint m = band_lengths(b, j, top, lo);
@@ -436,13 +438,13 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
     if (slot[nb])
       __builtin_prefetch(slot[nb]);
     band[nb] = j;
-    lens[nb++] = m;
+    mask[nb++] = m;
   }
 
   /* The lengths their masks admit: hashed, their filter blocks prefetched */
   for (uint i = 0; i < nb; i++)
   {
-    uint m = lens[i];
+    uint m = mask[i];
     if (slot[i])
       m &= *slot[i];
 
@@ -468,7 +470,8 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
     }
   }
 
-  /* Test ahead; prefetch the admitted candidates' buckets, then their nodes */
+  /* Test ahead (buckets of admitted candidates past the first @ahead too),
+   * then prefetch the admitted candidates' first nodes */
   uint adm = 0, k;
   for (k = 0; (k < s->n) && (adm < ahead); k++)
   {
