@@ -88,8 +88,8 @@ fib_show_one(struct cli *c, rtable *t)
     cli_printf(c, -CLI_FIB, "  Filter size:      %u bytes (%s B/entry), sized for %u entries",
 	       fib_bloom_size(b), fib_show_frac((double) fib_bloom_size(b) / MAX(f->entries, 1), 1),
 	       b->capacity);
-    cli_printf(c, -CLI_FIB, "  Guards:           %u bytes (head guard %s, length masks for %u bands of 8 lengths)",
-	       fib_lpm_guards_size(b), b->head.cnt ? "on" : "off", fib_lpm_bands(b));
+    cli_printf(c, -CLI_FIB, "  Guards:           %u bytes (head guard %s, length masks for %u bands of 8 lengths, cover table %s)",
+	       fib_lpm_guards_size(b), b->head.cnt ? "on" : "off", fib_lpm_bands(b), b->cover ? "on" : "off");
     cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
 	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
     cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",

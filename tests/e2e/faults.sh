@@ -26,9 +26,15 @@ kernel_raw() {  # kernel_raw X -- kernel table 100 (polls: no sort)
   ns "bb-dut-$1" ip -4 route show table 100; ns "bb-dut-$1" ip -6 route show table 100
 }
 kernel_dump() { kernel_raw "$1" | sort; }  # kernel_dump X -- kernel table 100, sorted
+# Both birds settle on their own (a loaded machine may delay one's OSPF or
+# scan by seconds), so the tables are dumped again until they match or 20 s pass
 compare_kernel() {  # compare_kernel TAG
   local tag=$1
-  for x in p s; do kernel_dump "$x" > "$RUN/$x/kernel.$tag"; done
+  same_kernel() {
+    for x in p s; do kernel_dump "$x" > "$RUN/$x/kernel.$tag"; done
+    cmp -s "$RUN/p/kernel.$tag" "$RUN/s/kernel.$tag"
+  }
+  until_true 20 same_kernel || true
   check "[$tag] kernel table 100 identical ($(wc -l < "$RUN/p/kernel.$tag") routes)" cmp -s "$RUN/p/kernel.$tag" "$RUN/s/kernel.$tag"
   cmp -s "$RUN/p/kernel.$tag" "$RUN/s/kernel.$tag" || diff "$RUN/s/kernel.$tag" "$RUN/p/kernel.$tag" | head -10
 }
