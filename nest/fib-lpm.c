@@ -15,7 +15,8 @@
  * own region holds prefixes (the guards: a head counter, and a mask of
  * lengths per region for each band of eight lengths; IPv4 lengths below 16
  * come exactly from the cover table and need no filter test; see
- * fib-bloom.h), then all remaining lengths are hashed and their filter blocks prefetched
+ * fib-bloom.h), then all remaining lengths are hashed and their filter
+ * blocks prefetched
  * at once, so the cache misses overlap; then, longest first, each is tested
  * and its chain walked only if the filter admits it, stopping at the first
  * match. Each of these steps costs little and removes most of what is left
@@ -476,10 +477,12 @@ lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
  * prefix, longest first, none if the head guard says so, and within each
  * band of lengths only those its mask for @n's region admits (all masks
  * read at once), then the cover table's lengths, which are admitted
- * without a test (@s->exact on). With a filter, their keys are hashed and their blocks
- * prefetched, and so are the buckets of the first @ahead; then candidates are tested until
- * @ahead are admitted (without a filter: the first @ahead), and the buckets
- * of those are prefetched, then their first nodes. Each stage's cache
+ * without a test (@s->exact on). With a filter, the others' keys are
+ * hashed and their blocks prefetched, and so are the buckets of the
+ * candidates among the first MIN(@ahead, %FIB_LPM_PRE), and of the exact
+ * ones among the first @ahead; then candidates are tested until @ahead are
+ * admitted (without a filter: the first @ahead), and the buckets of those
+ * are prefetched, then their first nodes. Each stage's cache
  * misses overlap; a caller that stops at the first answer asks for one or
  * two, a caller that needs every covering prefix (ROA) for all.
  */
