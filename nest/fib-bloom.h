@@ -64,8 +64,8 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
 #define FIB_BAND_MAX_BITS	16	/* At most 64K slots (128 KB) a band */
 
 /*
- * IPv4 (IP and ROA) FIBs replace the masks of bands 0 and 1 by an exact
- * cover table: for each /16, bit L set iff a prefix of length L < 16
+ * IPv4 (IP and ROA) FIBs replace band 1's masks (and len_map's word on
+ * band 0) by an exact cover table: for each /16, bit L set iff a prefix of length L < 16
  * covers it (a /8 sets its bit in 256 entries, a default route in all).
  * These lengths then need no filter test and yield no false candidate:
  * the /8 band's mask is for the whole /8, and in a busy /8 it claims most
@@ -391,7 +391,8 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
  * Longest-prefix match walk (fib-lpm.c): fib_lpm_init() lists the lengths
  * not longer than @n and not shorter than @lo that hold prefixes and that
  * the guards admit (longest first), hashes them and prefetches their
- * filter blocks and the first @ahead candidates' hash buckets, so the cache
+ * filter blocks and the first candidates' hash buckets (those of the cover
+ * table, which exist, need neither), so the cache
  * misses overlap; then it tests candidates until @ahead of them are
  * admitted and prefetches those admitted candidates' first nodes.
  * fib_lpm_next() returns the next admitted length (testing the rest
@@ -408,6 +409,30 @@ struct fib_lpm {
   u32 chash[FIB_BLOOM_MAX_PXLEN + 1];	/* Chain hash (net_hash()), for admitted candidates */
   u64 hash[FIB_BLOOM_MAX_PXLEN + 1];	/* Filter key */
 };
+
+/*
+ * No host bits past @n's length, for an IP-like net (IP, VPN, ROA, flow)
+ * within its length range. The filter walk and the LPM engines look at the
+ * query's address trimmed to each length; stock's loops clear one bit per
+ * length from the query's own, so there a net with host bits set never
+ * matches. No route or CLI argument is such a net (both are rejected
+ * first), but for any input the answer must be stock's: these go to its code.
+ */
+static inline int
+fib_lpm_canonical(const net_addr *n)
+{
+  const net_addr_union *u = (const void *) n;
+  uint len = n->pxlen;
+
+  if (net_val_match(n->type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4))
+    return !(ip4_to_u32(u->ip4.prefix) & (u32) ~(~0ULL << (32 - len)));
+
+  u64 hi = ((u64) u->ip6.prefix.addr[0] << 32) | u->ip6.prefix.addr[1];
+  u64 lo = ((u64) u->ip6.prefix.addr[2] << 32) | u->ip6.prefix.addr[3];
+  u64 host_hi = (len >= 64) ? 0 : (~0ULL >> len);
+  u64 host_lo = (len <= 64) ? ~0ULL : (len >= 128) ? 0 : (~0ULL >> (len - 64));
+  return !(hi & host_hi) && !(lo & host_lo);
+}
 
 void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo);
 int fib_lpm_next(struct fib *f, const net_addr *n, struct fib_lpm *s);

@@ -148,7 +148,8 @@ static inline int
 cover_type(uint type)
 { return (type == NET_IP4) || (type == NET_ROA4); }
 
-/* Set or clear @a's length in the entries of all the /16s it covers */
+/* Set or clear @a's length in the entries of all the /16s it covers
+ * (FIB nodes are canonical: rte_validate() rejects host bits first) */
 static void
 cover_mark(u16 *cv, const net_addr *a, int on)
 {
@@ -287,10 +288,11 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
  * The head guard sits at the shortest used length (if it is at least
  * %FIB_GUARD_MIN_HEAD); every band of lengths holding prefixes gets its
  * length masks, except that an IPv4 FIB holding prefixes shorter than 16
- * gets the cover table for those instead of bands 0 and 1. All start
- * empty; the rebuild walk accounts every node. (A node that fib_get()
- * links before the rebuild and counts after it may find no cover table or
- * masks for its length: its band's lengths are then all candidates.)
+ * gets the cover table for those instead of band 1's masks. All start
+ * empty; the rebuild walk accounts every node. (A prefix shorter than 16
+ * added after a rebuild that found none has neither a cover table nor
+ * band 1 masks: the lengths len_map holds there are then all candidates,
+ * until the next rebuild.)
  */
 void
 fib_lpm_guards_init(struct fib *f)
@@ -442,15 +444,16 @@ lpm_chain_hash(const net_addr_union *u, int v6, uint len)
  * @n: network asked about
  *
  * Only with the filter machinery enabled, for IP-like nets (IP, VPN, ROA,
- * flow) within their type's length range. Anything else is answered by
- * stock's own loops, so that even an out-of-range length gets stock's answer.
+ * flow) within their type's length range and without host bits. Anything
+ * else is answered by stock's own loops, so that even an out-of-range
+ * length or a net with host bits gets stock's answer.
  */
 int
 fib_lpm_supported(const struct fib *f, const net_addr *n)
 {
   return (f->bloom->state != FIB_BLOOM_OFF) &&
     net_val_match(n->type, NB_IP4 | NB_VPN4 | NB_ROA4 | NB_FLOW4 | NB_IP6 | NB_VPN6 | NB_ROA6 | NB_FLOW6) &&
-    (n->pxlen <= net_max_prefix_length[n->type]);
+    (n->pxlen <= net_max_prefix_length[n->type]) && fib_lpm_canonical(n);
 }
 
 static inline int
@@ -618,8 +621,9 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
  * @n: the network of fib_lpm_init()
  * @s: walk state
  *
- * Returns the next length the filter admits (every candidate without a
- * filter), longest first, or -1 when there is none. fib_lpm_chain() then
+ * Returns the next length the filter admits (a cover table's length
+ * without a test; every candidate without a filter), longest first, or -1
+ * when there is none. fib_lpm_chain() then
  * gives the first node of its bucket.
  */
 int
@@ -733,7 +737,8 @@ lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
  * @tab: table
  * @n: network (IP or VPN)
  * @done: set to 0 when the stock code must answer: @n of a type this does
- * not handle (SADR) or out of its length range, `bloom off', or an IP
+ * not handle (SADR), out of its length range or with host bits set,
+ * `bloom off', or an IP
  * query on a table with a trie and no filter
  *
  * Returns the longest-prefix net covering @n that has a valid route, the
@@ -769,7 +774,8 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
  * @n: IP network to check
  * @asn: origin AS, 0 if unknown
  * @done: set to 0 when table and network types do not pair, @n is out of
- * its length range, the table has a trie and no filter, or with `bloom off'
+ * its length range or has host bits set, the table has a trie and no
+ * filter, or with `bloom off'
  *
  * RFC 6483 validation with the same answers as stock net_roa_check(): the
  * ROA FIB's filter is keyed by prefix and length alone, so it can rule out

@@ -295,7 +295,9 @@ rt_lpm_net_changed(rtable *tab, net *n, int valid)
  * rt_lpm_route - net_route() through the table's engine
  * @tab: table
  * @n: net asked about
- * @done: set to 1 when the answer is the engine's
+ * @done: set to 1 when the answer is the engine's (not for a net out of
+ * its length range or with host bits set, fib_lpm_canonical(): stock's
+ * paths answer those)
  */
 net *
 rt_lpm_route(rtable *tab, const net_addr *n, int *done)
@@ -304,7 +306,7 @@ rt_lpm_route(rtable *tab, const net_addr *n, int *done)
   *done = 0;
 
   if (!l || l->stale || (n->type != tab->addr_type) || !net_is_ip(n) ||
-      (n->pxlen > net_max_prefix_length[n->type]))
+      (n->pxlen > net_max_prefix_length[n->type]) || !fib_lpm_canonical(n))
     return NULL;
 
   u32 v = (n->type == NET_IP4) ?

@@ -35,7 +35,7 @@ compare() {
   local n found
   n=$(grep -c '^H ' "$WORK/$name.bloom")
   found=$(grep -c '^I [^-]' "$WORK/$name.bloom")
-  echo "$name: $n prefixes; $n queries of each kind (hit, miss, in-prefix, random, ROA) + $(grep -c '^O ' "$WORK/$name.bloom") out-of-range"
+  echo "$name: $n prefixes; $n queries of each kind (hit, miss, in-prefix, random, ROA) + $(grep -c '^O ' "$WORK/$name.bloom") out-of-range + $(grep -c '^N ' "$WORK/$name.bloom") with host bits set"
   check "$name: in-prefix lookups find routes ($found of $n)" [ "$found" = "$n" ]
   check "$name: every answer identical to stock but the named stock bug" \
     python3 "$top/tests/fib/diffcheck.py" "$WORK/$name.stock" "$WORK/$name.bloom" $expect

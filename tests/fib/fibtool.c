@@ -804,6 +804,24 @@ main(int argc, char *argv[])
       tmp_flush();
     }
 
+    /* Host bits set past the length (a table prefix and one bit): whatever stock answers */
+    for (uint i = 0; i < nout; i++)
+    {
+      net_addr_union q = nets[rnd_n(nets_n)];
+      u32 asn = 64496 + rnd_n(ROA_ASNS);
+      if (q.n.pxlen < max)
+      {
+	uint bit = q.n.pxlen + rnd_n(max - q.n.pxlen);
+	if (v6)
+	  ip6_setbit(&q.ip6.prefix, bit);
+	else
+	  ip4_setbit(&q.ip4.prefix, bit);
+      }
+      printf("N %s %s %s %s %d %d\n", tmp_sprintf("%N", &q.n), net_str(fib_route(&tf->fib, &q.n)), net_str(net_route(tf, &q.n)),
+	     net_str(net_route(tt, &q.n)), net_roa_check(tr, &q.n, asn), net_roa_check(trt, &q.n, asn));
+      tmp_flush();
+    }
+
     /*
      * ROA churn: a third of the ROAs (and of the second ROAs) lose their
      * route, then half of those get it back; the same checks after each
