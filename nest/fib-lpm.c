@@ -16,10 +16,9 @@
  * lengths per region for each band of eight lengths; IPv4 lengths below 16
  * come exactly from the cover table and need no filter test; see
  * fib-bloom.h), then all remaining lengths are hashed and their filter
- * blocks prefetched
- * at once, so the cache misses overlap; then, longest first, each is tested
- * and its chain walked only if the filter admits it, stopping at the first
- * match. Each of these steps costs little and removes most of what is left
+ * blocks prefetched at once, so the cache misses overlap; then, longest
+ * first, each is tested and its chain walked only if the filter admits it,
+ * stopping at the first match. Each of these steps costs little and removes most of what is left
  * for the next: a mask read rules out up to eight lengths, a filter test
  * one chain walk. The answers are those of the stock code: fib_route(),
  * net_route() and net_roa_check(), with or without the table's trie.
@@ -408,7 +407,8 @@ fib_lpm_guards_size(const struct fib_bloom *b)
  * filter blocks: the first one or two are usually admitted (IPv4: +4-6% for
  * net_route()), the rest are mostly false. A ROA check used to prefetch
  * the buckets of all its candidates: with two, IPv6 checks measured 5%
- * faster in paired rounds and 4% fewer instructions, IPv4 alike within noise.
+ * faster in paired rounds; IPv4 ones run 5% fewer instructions, alike in
+ * time within noise.
  */
 #define FIB_LPM_PRE	2
 
