@@ -505,11 +505,12 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
   if (!lpm_family(n, &v6, &rdh))
     return;
 
-  /* A zero head counter rules out every length */
+  /* A zero head counter rules out every length from its own up; a shorter
+   * prefix added since the guard was built is not counted by it */
   int top = n->pxlen;
   struct fib_guard *g = &b->head;
   if (g->cnt && (top >= (int) g->len) && !g->cnt[guard_index(g, u, v6, rdh)])
-    return;
+    top = (int) g->len - 1;
 
   if (top < (int) lo)
     return;
