@@ -65,8 +65,9 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
 
 /*
  * IPv4 (IP and ROA) FIBs replace band 1's masks (and len_map's word on
- * band 0) by an exact cover table: for each /16, bit L set iff a prefix of length L < 16
- * covers it (a /8 sets its bit in 256 entries, a default route in all).
+ * band 0) by an exact cover table: for each /16, bit L set iff a prefix of
+ * length L < 16 covers it (a /8 sets its bit in 256 entries, a default
+ * route in all).
  * These lengths then need no filter test and yield no false candidate:
  * the /8 band's mask is for the whole /8, and in a busy /8 it claims most
  * of its lengths for any query (tier-1 IPv4: 7.4 candidates per ROA check,
@@ -392,8 +393,8 @@ fib_bloom_test_hash(const struct fib_bloom *b, u64 h)
  * not longer than @n and not shorter than @lo that hold prefixes and that
  * the guards admit (longest first), hashes them and prefetches their
  * filter blocks and the first candidates' hash buckets (those of the cover
- * table, which exist, need neither), so the cache
- * misses overlap; then it tests candidates until @ahead of them are
+ * table, which exist, need neither), so the cache misses overlap; then it
+ * tests candidates until @ahead of them are
  * admitted and prefetches those admitted candidates' first nodes.
  * fib_lpm_next() returns the next admitted length (testing the rest
  * lazily), or -1, and leaves its chain hash in @chash (fib_slot() finds the
@@ -417,6 +418,8 @@ struct fib_lpm {
  * length from the query's own, so there a net with host bits set never
  * matches. No route or CLI argument is such a net (both are rejected
  * first), but for any input the answer must be stock's: these go to its code.
+ * (net_validate_px6() would say the same, with ip6_mkmask() out of line on
+ * every lookup.)
  */
 static inline int
 fib_lpm_canonical(const net_addr *n)
