@@ -147,8 +147,9 @@ static inline int
 cover_type(uint type)
 { return (type == NET_IP4) || (type == NET_ROA4); }
 
-/* Set or clear @a's length in the entries of all the /16s it covers
- * (FIB nodes are canonical: rte_validate() rejects host bits first) */
+/* Set or clear @a's length in the entries of all the /16s it covers (for
+ * nets without host bits: tables hold no others, rte_validate() rejects
+ * them, but a FIB takes any) */
 static void
 cover_mark(u16 *cv, const net_addr *a, int on)
 {
@@ -254,10 +255,12 @@ fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
     }
   }
 
-  /* A delete clears the cover bit only with the prefix's last node */
+  /* A delete clears the cover bit only with the prefix's last node. A net
+   * with host bits is left out: no walk's trimmed query can equal it, and
+   * its delete must not clear the bit of the same prefix without them */
   if (b->cover && (a->pxlen < FIB_COVER_LENGTHS))
   {
-    if (add || !cover_shared(b->fib, a))
+    if (fib_lpm_canonical(a) && (add || !cover_shared(b->fib, a)))
       cover_mark(b->cover, a, add);
     return;
   }
@@ -362,7 +365,8 @@ fib_lpm_guards_cover(struct fib *f)
 
     if (cv && (a->pxlen < FIB_COVER_LENGTHS))
     {
-      cover_mark(cv, a, 1);
+      if (fib_lpm_canonical(a))
+	cover_mark(cv, a, 1);
       continue;
     }
 
