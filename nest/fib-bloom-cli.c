@@ -9,6 +9,7 @@
 #include "nest/route.h"
 #include "nest/cli.h"
 #include "nest/fib-bloom.h"
+#include "nest/fib-roa.h"
 #include "lib/string.h"
 
 #define CLI_FIB 1027
@@ -90,6 +91,14 @@ fib_show_one(struct cli *c, rtable *t)
 	       b->capacity);
     cli_printf(c, -CLI_FIB, "  Guards:           %u bytes (head guard %s, length masks for %u bands of 8 lengths, cover table %s)",
 	       fib_lpm_guards_size(b), b->head.cnt ? "on" : "off", fib_lpm_bands(b), b->cover ? "on" : "off");
+    if (b->roa)
+    {
+      const struct fib_roa *r = b->roa;
+      cli_printf(c, -CLI_FIB, "  ROA index:        %u prefixes with %u valid ROAs (%u prefixes with several), %u bytes",
+		 r->groups, r->roas, r->shared, fib_roa_size(r));
+      cli_printf(c, -CLI_FIB, "  ROA checks:       %lu through the index (%lu candidate prefixes looked up, %lu found)",
+		 r->checks, r->probes, r->found);
+    }
     cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
 	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
     cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",

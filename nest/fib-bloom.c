@@ -102,6 +102,7 @@
 #include "nest/bird.h"
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
+#include "nest/fib-roa.h"
 #include "lib/resource.h"
 #include "lib/string.h"
 
@@ -253,6 +254,7 @@ fib_bloom_free(struct fib *f)
   if (!f->bloom)
     return;
 
+  fib_roa_free(f);
   bloom_release(f->bloom);
   mb_free(f->bloom);
   f->bloom = NULL;
@@ -336,6 +338,7 @@ fib_bloom_rebuild_end(struct fib *f)
   bloom_flush_batch(b);
   b->rebuilding = 0;
   bloom_ask(b, 1);		/* The next window decides */
+  fib_roa_build(f);		/* A table's ROA FIB: its index, if it has none */
 }
 
 /**
@@ -387,6 +390,8 @@ bloom_set_state(struct fib *f, uint state)
   b->find_left = FIB_BLOOM_POLICY_EVERY;
   b->reask = FIB_BLOOM_REASK;
   b->reasked = 0;
+  if (state != FIB_BLOOM_ACTIVE)
+    fib_roa_free(f);
   fib_bloom_resize(f);
 }
 

@@ -27,6 +27,7 @@
 #include "nest/bird.h"
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
+#include "nest/fib-roa.h"
 #include "filter/filter.h"
 #include "filter/data.h"
 
@@ -493,8 +494,8 @@ lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
  * misses overlap; a caller that stops at the first answer asks for one or
  * two, a caller that needs every covering prefix (ROA) for all.
  */
-void
-fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo)
+static inline __attribute__((always_inline)) void
+lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo, int keys)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr_union *u = (const void *) n;
@@ -504,7 +505,7 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
   fib_bloom_tick(b);
 
   s->n = s->i = s->tested = s->exact = 0;
-  s->active = fib_bloom_active(b);
+  s->active = !keys && fib_bloom_active(b);
 
   if (!lpm_family(n, &v6, &rdh))
     return;
@@ -567,6 +568,8 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
 	s->hash[s->n] = lpm_key(u, v6, rdh, len);
 	__builtin_prefetch(fib_bloom_qblock(b, s->hash[s->n]));
       }
+      else if (keys)
+	s->hash[s->n] = lpm_key(u, v6, rdh, len);
 
       /* The first candidates' buckets at once too: not after the test */
       if (s->n < pre)
@@ -593,6 +596,8 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
 	s->chash[s->n] = lpm_chain_hash(u, v6, len);
 	__builtin_prefetch(fib_slot(f, s->chash[s->n]));
       }
+      if (keys)
+	s->hash[s->n] = lpm_key(u, v6, rdh, len);
       s->len[s->n++] = len;
     }
   }
@@ -619,6 +624,15 @@ fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, ui
     if (s->adm[k])
       __builtin_prefetch(*fib_slot(f, s->chash[k]));
 }
+
+void
+fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo)
+{ lpm_init(f, n, s, ahead, lo, 0); }
+
+/* The candidate lengths of fib_lpm_init() (no filter test) with every one's key in @hash */
+static void
+lpm_keys(struct fib *f, const net_addr *n, struct fib_lpm *s)
+{ lpm_init(f, n, s, 0, 0, 1); }
 
 /**
  * fib_lpm_next - next candidate length of a walk
@@ -773,6 +787,45 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
   return lpm_route_valid(tab, n, 0);
 }
 
+/*
+ * net_roa_check() through the ROA index (fib-roa.c): the slots of all the
+ * candidate lengths prefetched at once, then read; no chain, node or route
+ */
+static int
+lpm_roa_indexed(struct fib *f, struct fib_roa *r, const net_addr *n, u32 asn)
+{
+  const net_addr_union *u = (const void *) n;
+  struct fib_lpm s;
+  int anything = 0;
+
+  lpm_keys(f, n, &s);
+  for (uint k = 0; k < s.n; k++)
+    __builtin_prefetch(fib_roa_slot(r, s.hash[k] >> r->shift));
+
+  r->checks++;
+  for (uint k = 0; k < s.n; k++)
+  {
+    uint len = s.len[k];
+    const struct fib_roa_slot *sl = r->v6 ?
+      fib_roa_find6(r, s.hash[k], lpm_ip6_trim(u->ip6.prefix, len), len) :
+      fib_roa_find4(r, s.hash[k], ip4_and(u->ip4.prefix, lpm_mask4(len)), len);
+
+    r->probes++;
+    if (!sl)
+    {
+      fib_bloom_probe_missed(f->bloom);
+      continue;
+    }
+
+    r->found++;
+    anything = 1;
+    if (fib_roa_slot_valid(sl, asn, n->pxlen))
+      return ROA_VALID;
+  }
+
+  return anything ? ROA_INVALID : ROA_UNKNOWN;
+}
+
 /**
  * net_roa_check_bloom - net_roa_check() through the FIB's filter
  * @tab: ROA table
@@ -786,6 +839,8 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
  * ROA FIB's filter is keyed by prefix and length alone, so it can rule out
  * lengths without knowing the ROAs' ASN or max length. Every covering length
  * may hold a candidate ROA, so all admitted ones are prefetched at once.
+ * While the FIB has a ROA index (fib-roa.c), the index's slots of the
+ * candidate lengths answer instead, and no chain is walked.
  */
 int
 net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
@@ -802,6 +857,10 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   }
 
   *done = 1;
+
+  struct fib_roa *r = tab->fib.bloom->roa;
+  if (r)
+    return lpm_roa_indexed(&tab->fib, r, n, asn);
 
   struct fib_lpm s;
   int anything = 0, len;

@@ -40,6 +40,7 @@
 #include "nest/route.h"
 #include "nest/lpm.h"
 #include "nest/rt-lpm.h"
+#include "nest/fib-roa.h"
 #include "lib/event.h"
 #include "lib/timer.h"
 #include "lib/resource.h"
@@ -149,6 +150,9 @@ rt_lpm_configure(rtable *tab, const struct rt_lpm_config *cf)
 {
   struct rt_lpm *old = tab->lpm;
 
+  /* Not an engine's: a ROA table's FIB keeps a ROA index with its filter */
+  fib_roa_attach(&tab->fib);
+
   if (old && rt_lpm_config_same(&old->cf, cf) && !old->stale)
     return;
 
@@ -238,10 +242,16 @@ rt_lpm_fail(struct rt_lpm *l, const net_addr *n)
  * @tab: table
  * @n: the net
  * @valid: it has a valid best route now (and had none), or the reverse
+ *
+ * Called from rte_announce() while RT_LPM_TRACKING(): for the ROA index of
+ * the table's FIB (fib-roa.c) and for its engine.
  */
 void
 rt_lpm_net_changed(rtable *tab, net *n, int valid)
 {
+  if (tab->fib.bloom->roa)
+    fib_roa_changed(&tab->fib, n->n.addr, valid);
+
   struct rt_lpm *l = tab->lpm;
   if (!l || l->stale)
     return;

@@ -76,8 +76,10 @@ int rt_lpm_config_same(const struct rt_lpm_config *a, const struct rt_lpm_config
 void rt_lpm_configure(struct rtable *tab, const struct rt_lpm_config *cf);
 void rt_lpm_sync_walk(struct rtable *tab);	/* After @lpm or @trie changed */
 
-/* rte_announce(): the net's valid best route appeared (@valid) or went */
+/* rte_announce(): the net's valid best route appeared (@valid) or went;
+ * called while the table has an engine or its FIB a ROA index (fib-roa.c) */
 void rt_lpm_net_changed(struct rtable *tab, struct network *n, int valid);
+#define RT_LPM_TRACKING(tab)	((tab)->lpm || (tab)->fib.bloom->roa)
 
 /* net_route(): *@done = 0 when the engine cannot answer (no engine, stale,
  * a type it does not serve, or an answer longer than a short query) */

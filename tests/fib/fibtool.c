@@ -64,6 +64,7 @@
 #if __has_include("nest/fib-bloom.h")
 #define BLOOMBIRD 1
 #include "nest/fib-bloom.h"
+#include "nest/fib-roa.h"
 #include "nest/lpm.h"
 #include "nest/rt-lpm.h"
 #endif
@@ -144,6 +145,7 @@ new_table(pool *p, uint type, int trie)
   }
 #ifdef BLOOMBIRD
   rt_lpm_sync_walk(t);		/* as rt_setup() does, through rt_lpm_configure() */
+  fib_roa_attach(&t->fib);	/* likewise: a ROA table keeps a ROA index with its filter */
 #endif
   return t;
 }
@@ -153,6 +155,10 @@ table_add(rtable *t, const net_addr *a)
 {
   net *n = fib_get(&t->fib, a);
   n->routes = &valid_rte;
+#ifdef BLOOMBIRD
+  if (RT_LPM_TRACKING(t))
+    rt_lpm_net_changed(t, n, 1);
+#endif
   if (t->trie)
     trie_add_prefix(t->trie, a, a->pxlen, a->pxlen);
 }
@@ -192,7 +198,7 @@ roa_set(const net_addr *r, int valid)
 
     n->routes = valid ? &valid_rte : NULL;
 #ifdef BLOOMBIRD
-    if ((*t)->lpm)
+    if (RT_LPM_TRACKING(*t))
       rt_lpm_net_changed(*t, n, valid);
 #endif
   }
@@ -856,6 +862,10 @@ main(int argc, char *argv[])
 #ifdef BLOOMBIRD
     fprintf(stderr, "fibtool: trie tables' filters at the end: %s, %s\n",
 	    fib_bloom_active(tt->fib.bloom) ? "built" : "none", fib_bloom_active(trt->fib.bloom) ? "built" : "none");
+    for (rtable **t = (rtable *[]) { tr, trt, NULL }; *t; t++)
+      if ((*t)->fib.bloom->roa)
+	fprintf(stderr, "fibtool: ROA index of the %s ROA table: %u prefixes, %lu checks through it\n",
+		(*t)->trie ? "trie" : "fib", (*t)->fib.bloom->roa->groups, (*t)->fib.bloom->roa->checks);
     if (tr->lpm)
       fprintf(stderr, "fibtool: engine answers: %lu net_route, %lu net_route with a trie, %lu ROA checks\n",
 	      tf->lpm->lookups, tt->lpm->lookups, tr->lpm->lookups);

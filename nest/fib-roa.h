@@ -1,0 +1,120 @@
+/*
+ *	bloombird -- The ROA index beside a ROA FIB's filter
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#ifndef _BIRD_FIB_ROA_H_
+#define _BIRD_FIB_ROA_H_
+
+#include "nest/bird.h"
+#include "lib/net.h"
+
+struct fib;
+
+/*
+ * One slot per distinct ROA prefix (prefix and length) that has at least one
+ * ROA with a valid route: its ROAs' origins and max lengths, inline for one
+ * ROA, in an array for more. Open addressing with linear probing, at most
+ * half full, home slot from the top bits of the prefix's filter key
+ * (fib_bloom_key_ip4(), fib_bloom_key_ip6()). IPv4 tables use 16-byte
+ * slots, IPv6 ones 32 (the prefix follows in @px6).
+ */
+#define FIB_ROA(asn, max)	(((u64) (asn) << 8) | (max))
+#define FIB_ROA_ASN(e)		((u32) ((e) >> 8))
+#define FIB_ROA_MAX(e)		((uint) ((e) & 0xff))
+
+struct fib_roa_slot {
+  u16 n;				/* ROAs with a valid route; 0: free slot */
+  u8 pxlen;
+  u8 pad;
+  u32 px4;				/* IPv4: the prefix */
+  union {
+    u64 one;				/* @n == 1: FIB_ROA() */
+    u64 *many;				/* @n > 1: capacity, then @n FIB_ROA()s */
+  };
+  ip6_addr px6[];			/* IPv6: the prefix */
+};
+
+struct fib_roa {
+  byte *slots;
+  u32 order;				/* 2^order slots */
+  u32 shift;				/* 64 - order: home slot = key >> shift */
+  u32 mask;				/* 2^order - 1 */
+  u8 v6;				/* 32-byte slots with @px6 */
+  u32 groups;				/* Slots in use */
+  u32 roas;				/* ROAs with a valid route */
+  u32 shared;				/* Groups of more than one ROA */
+  u64 checks;				/* net_roa_check() calls answered */
+  u64 probes, found;			/* Candidate lengths looked up, found */
+};
+
+static inline struct fib_roa_slot *
+fib_roa_slot(const struct fib_roa *r, u32 i)
+{ return (struct fib_roa_slot *) (r->slots + ((uintptr_t) i << (r->v6 ? 5 : 4))); }
+
+/* The ROAs of a slot in use */
+static inline const u64 *
+fib_roa_entries(const struct fib_roa_slot *s)
+{ return (s->n > 1) ? s->many + 1 : &s->one; }
+
+/*
+ * RFC 6483 for the ROAs of one covering prefix: 1 if one of them has origin
+ * @asn (not 0) and allows length @pxlen
+ */
+static inline int
+fib_roa_slot_valid(const struct fib_roa_slot *s, u32 asn, uint pxlen)
+{
+  if (!asn)
+    return 0;
+
+  const u64 *e = fib_roa_entries(s);
+  for (uint i = 0; i < s->n; i++)
+    if ((FIB_ROA_ASN(e[i]) == asn) && (FIB_ROA_MAX(e[i]) >= pxlen))
+      return 1;
+
+  return 0;
+}
+
+/* Life cycle: a table's ROA FIB is attached (its nodes are nets); then the
+ * index is built with the FIB's filter and dropped with it (fib-bloom.c) */
+void fib_roa_attach(struct fib *f);
+void fib_roa_build(struct fib *f);
+void fib_roa_free(struct fib *f);
+
+/* A ROA net's valid route appeared (@valid) or went (rt_lpm_net_changed()) */
+void fib_roa_changed(struct fib *f, const net_addr *roa, int valid);
+
+/* The slot of prefix @px/@pxlen (filter key @h), NULL if it has none */
+static inline const struct fib_roa_slot *
+fib_roa_find4(const struct fib_roa *r, u64 h, ip4_addr px, uint pxlen)
+{
+  u32 key = ip4_to_u32(px);
+  for (u32 i = h >> r->shift; ; i = (i + 1) & r->mask)
+  {
+    const struct fib_roa_slot *s = fib_roa_slot(r, i);
+    if (!s->n)
+      return NULL;
+    if ((s->px4 == key) && (s->pxlen == pxlen))
+      return s;
+  }
+}
+
+static inline const struct fib_roa_slot *
+fib_roa_find6(const struct fib_roa *r, u64 h, ip6_addr px, uint pxlen)
+{
+  for (u32 i = h >> r->shift; ; i = (i + 1) & r->mask)
+  {
+    const struct fib_roa_slot *s = fib_roa_slot(r, i);
+    if (!s->n)
+      return NULL;
+    if ((s->pxlen == pxlen) && ip6_equal(s->px6[0], px))
+      return s;
+  }
+}
+
+int fib_roa_exact(struct fib *f);		/* Equal to an index built from the nodes (tests) */
+uint fib_roa_size(const struct fib_roa *r);	/* Bytes */
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ *	bloombird -- ROA index tests
+ *
+ *	Can be freely distributed and used under the terms of the GNU GPL,
+ *	version 2 or any later version.
+ */
+
+#include "test/birdtest.h"
+#include "test/bt-utils.h"
+
+#include "nest/route.h"
+#include "nest/fib-bloom.h"
+#include "nest/fib-roa.h"
+#include "nest/rt-lpm.h"
+#include "lib/event.h"
+#include "conf/conf.h"
+
+/*
+ * ROA tables are churned through every state a ROA net can be in (absent,
+ * a node without a route, a valid route, only a filtered route), with the
+ * validity changes reported as rte_announce() reports them, and checked
+ * against a brute-force RFC 6483 verdict over the ROAs with a valid route:
+ * net_roa_check() through the index, and the index itself against one
+ * built from the nodes (fib_roa_exact()), across its resizes up and down,
+ * `bloom off' and on, and a filter built while the table is in use.
+ */
+
+#define UNIVERSE	24000
+#define QUERIES		1500
+#define ASNS		6
+
+enum roa_state { R_ABSENT, R_NODE, R_VALID, R_FILTERED };
+
+struct roa_set {
+  rtable *tab;
+  net_addr_union *roa;
+  byte *state;
+  uint n;
+};
+
+static rte valid_rte;
+static rte filtered_rte = { .flags = REF_FILTERED };
+
+static const struct fib_bloom_config cf_on = { .enabled = 1, .hashes = 5, .counters = 10 };
+static const struct fib_bloom_config cf_off = { .enabled = 0, .hashes = 5, .counters = 10 };
+
+/* A ROA of a few nested blocks; now and then one with host bits set */
+static void
+rnd_roa(net_addr_union *r, int v6)
+{
+  uint asn = 64500 + bt_random_n(ASNS);
+  if (!v6)
+  {
+    uint len = bt_random_n(8) ? 12 + bt_random_n(13) : bt_random_n(33);
+    ip4_addr a = ip4_from_u32(((10 + bt_random_n(3)) << 24) | (bt_random() & 0xffffff));
+    if (bt_random_n(64))
+      a = ip4_and(a, ip4_mkmask(len));
+    net_fill_roa4(&r->n, a, len, len + bt_random_n(33 - len), asn);
+  }
+  else
+  {
+    uint len = bt_random_n(8) ? 24 + bt_random_n(25) : bt_random_n(129);
+    ip6_addr a = ip6_build(0x20010db0 | bt_random_n(3), bt_random(), bt_random(), bt_random());
+    if (bt_random_n(64))
+      a = ip6_and(a, ip6_mkmask(len));
+    net_fill_roa6(&r->n, a, len, len + bt_random_n(129 - len), asn);
+  }
+}
+
+static int
+roa_cmp(const void *a, const void *b)
+{ return net_compare(a, b); }
+
+static void
+set_new(struct roa_set *s, int v6)
+{
+  pool *p = rp_new(&root_pool, "ROA test");
+  rtable *t = mb_allocz(p, sizeof(rtable));
+  t->rp = p;
+  t->name = "roa";
+  t->addr_type = v6 ? NET_ROA6 : NET_ROA4;
+  fib_init(&t->fib, p, t->addr_type, sizeof(net), OFFSETOF(net, n), 0, NULL);
+  fib_roa_attach(&t->fib);
+
+  s->tab = t;
+  s->roa = mb_alloc(p, UNIVERSE * sizeof(net_addr_union));
+  s->state = mb_allocz(p, UNIVERSE);
+  s->n = 0;
+
+  /* Distinct ROAs (a duplicate would be one net in two entries), shuffled */
+  for (uint i = 0; i < UNIVERSE; i++)
+    rnd_roa(&s->roa[i], v6);
+
+  qsort(s->roa, UNIVERSE, sizeof(net_addr_union), roa_cmp);
+  for (uint i = 0; i < UNIVERSE; i++)
+    if (!s->n || !net_equal(&s->roa[i].n, &s->roa[s->n - 1].n))
+      s->roa[s->n++] = s->roa[i];
+
+  for (uint i = s->n - 1; i > 0; i--)
+  {
+    uint j = bt_random_n(i + 1);
+    net_addr_union x = s->roa[i];
+    s->roa[i] = s->roa[j];
+    s->roa[j] = x;
+  }
+}
+
+/* ROA @i enters state @to; validity changes reported as rte_announce() does */
+static void
+roa_to(struct roa_set *s, uint i, uint to)
+{
+  rtable *t = s->tab;
+  uint from = s->state[i];
+  if (from == to)
+    return;
+
+  net *n = (from == R_ABSENT) ? fib_get(&t->fib, &s->roa[i].n) : fib_find(&t->fib, &s->roa[i].n);
+  ASSERT_DIE(n);
+
+  n->routes = (to == R_VALID) ? &valid_rte : (to == R_FILTERED) ? &filtered_rte : NULL;
+  if ((from == R_VALID) != (to == R_VALID))
+    if (RT_LPM_TRACKING(t))
+      rt_lpm_net_changed(t, n, to == R_VALID);
+
+  if (to == R_ABSENT)
+    fib_delete(&t->fib, n);
+
+  s->state[i] = to;
+}
+
+/* Stock's verdict by brute force: the ROAs with a valid route covering @q */
+static int
+ref_check(struct roa_set *s, const net_addr *q, u32 asn)
+{
+  int anything = 0;
+  for (uint i = 0; i < s->n; i++)
+  {
+    const net_addr_union *r = &s->roa[i];
+    if ((s->state[i] != R_VALID) || (r->n.pxlen > q->pxlen))
+      continue;
+
+    /* Stock trims the query and compares: a ROA with host bits never matches */
+    int cover = (q->type == NET_IP4) ?
+      ip4_equal(r->roa4.prefix, ip4_and(((const net_addr_ip4 *) q)->prefix, ip4_mkmask(r->n.pxlen))) :
+      ip6_equal(r->roa6.prefix, ip6_and(((const net_addr_ip6 *) q)->prefix, ip6_mkmask(r->n.pxlen)));
+    if (!cover)
+      continue;
+
+    anything = 1;
+    u32 ra = (q->type == NET_IP4) ? r->roa4.asn : r->roa6.asn;
+    uint rm = (q->type == NET_IP4) ? r->roa4.max_pxlen : r->roa6.max_pxlen;
+    if (asn && (ra == asn) && (rm >= q->pxlen))
+      return ROA_VALID;
+  }
+  return anything ? ROA_INVALID : ROA_UNKNOWN;
+}
+
+/* A route prefix inside or around a ROA, or anywhere in the blocks */
+static void
+rnd_query(struct roa_set *s, net_addr_union *q, int v6)
+{
+  const net_addr_union *r = &s->roa[bt_random_n(s->n)];
+  if (!v6)
+  {
+    uint more = bt_random_n(9);	/* Drawn once: MIN() evaluates its arguments twice */
+    uint len = bt_random_n(4) ? MIN(r->n.pxlen + more, 32U) : bt_random_n(33);
+    ip4_addr a = bt_random_n(4) ? ip4_or(r->roa4.prefix, ip4_from_u32(bt_random() & ~ip4_to_u32(ip4_mkmask(r->n.pxlen)))) :
+      ip4_from_u32(((10 + bt_random_n(3)) << 24) | (bt_random() & 0xffffff));
+    net_fill_ip4(&q->n, ip4_and(a, ip4_mkmask(len)), len);
+  }
+  else
+  {
+    uint more = bt_random_n(17);
+    uint len = bt_random_n(4) ? MIN(r->n.pxlen + more, 128U) : bt_random_n(129);
+    ip6_addr a = r->roa6.prefix;
+    for (uint b = r->n.pxlen; b < 128; b++)
+      if (bt_random_n(2))
+	ip6_setbit(&a, b);
+    net_fill_ip6(&q->n, ip6_and(a, ip6_mkmask(len)), len);
+  }
+}
+
+/* Verdicts of random checks against the reference, and the index itself */
+static int
+check_all(struct roa_set *s, int v6, const char *when)
+{
+  struct fib_bloom *b = s->tab->fib.bloom;
+  struct fib_roa *r = b->roa;
+  u64 checks = r ? r->checks : 0;
+  u32 changes = b->activations + b->drops;
+  uint bad = 0;
+
+  for (uint i = 0; i < QUERIES; i++)
+  {
+    net_addr_union q;
+    rnd_query(s, &q, v6);
+    u32 asn = bt_random_n(4) ? 64500 + bt_random_n(ASNS + 1) : 0;
+
+    int want = ref_check(s, &q.n, asn);
+    int got = net_roa_check(s->tab, &q.n, asn);
+
+    /* The filter walk too, the index set aside for the call (pinned: the
+     * policy cannot drop or build it meanwhile) */
+    int walk = want;
+    if (b->pinned)
+    {
+      struct fib_roa *cur = b->roa;
+      b->roa = NULL;
+      walk = net_roa_check(s->tab, &q.n, asn);
+      b->roa = cur;
+    }
+
+    if (((got != want) || (walk != want)) && (bad++ < 5))
+      bt_debug("%s, %s: roa_check(%s, AS%u) = %d (filter walk %d), expected %d\n",
+	       v6 ? "IPv6" : "IPv4", when, tmp_sprintf("%N", &q.n), asn, got, walk, want);
+  }
+
+  int exact = fib_roa_exact(&s->tab->fib);
+  bt_assert_msg(!bad, "%s, %s: %u of %u verdicts (index or filter walk) differ from stock's", v6 ? "IPv6" : "IPv4", when, bad, QUERIES);
+  bt_assert_msg(exact, "%s, %s: the index differs from one built from the nodes", v6 ? "IPv6" : "IPv4", when);
+  if (r && (b->activations + b->drops == changes))
+    bt_assert_msg(r->checks == checks + QUERIES, "%s, %s: %lu of %u checks went through the index", v6 ? "IPv6" : "IPv4", when, r->checks - checks, QUERIES);
+  return !bad && exact;
+}
+
+static void
+churn(struct roa_set *s, uint steps, uint bias)
+{
+  for (uint k = 0; k < steps; k++)
+  {
+    uint i = bt_random_n(s->n);
+    uint to = bt_random_n(4);
+    if (bt_random_n(8) < bias)
+      to = R_VALID;
+    roa_to(s, i, to);
+  }
+}
+
+static int
+t_churn(void)
+{
+  bt_bird_init();
+  config = config_alloc("");
+
+  int ok = 1;
+  for (int v6 = 0; v6 < 2; v6++)
+  {
+    struct roa_set s;
+    set_new(&s, v6);
+    struct fib *f = &s.tab->fib;
+
+    /* Pinned while small: no filter, no index until a rehash builds both */
+    fib_bloom_pin(f, 1);
+    bt_assert(!f->bloom->roa);
+    churn(&s, s.n / 2, 4);
+    bt_assert_msg(f->bloom->roa, "%s: no index after the filter was built", v6 ? "IPv6" : "IPv4");
+    ok &= check_all(&s, v6, "grown");
+
+    /* Mostly valid: the index grows; then mostly not: it shrinks */
+    uint order0 = f->bloom->roa->order;
+    churn(&s, 3 * s.n, 7);
+    uint order1 = f->bloom->roa->order;
+    ok &= check_all(&s, v6, "filled");
+    for (uint i = 0; i < s.n; i++)
+      if (bt_random_n(16))
+	roa_to(&s, i, bt_random_n(2) ? R_ABSENT : R_FILTERED);
+    uint order2 = f->bloom->roa->order;
+    bt_assert_msg((order1 > order0) && (order2 < order1), "%s: index order %u -> %u -> %u, no growth and shrink",
+		  v6 ? "IPv6" : "IPv4", order0, order1, order2);
+    ok &= check_all(&s, v6, "emptied");
+
+    /* `bloom off': stock's paths, no index; on and pinned: rebuilt from the nodes */
+    churn(&s, s.n, 5);
+    fib_bloom_configure(f, &cf_off);
+    bt_assert(!f->bloom->roa);
+    ok &= check_all(&s, v6, "bloom off");
+    churn(&s, s.n / 4, 4);
+    fib_bloom_configure(f, &cf_on);
+    bt_assert(f->bloom->roa);
+    ok &= check_all(&s, v6, "bloom on again");
+
+    /* Left to the policy: checks build the filter and the index */
+    fib_bloom_configure(f, &cf_off);
+    fib_bloom_pin(f, 0);
+    fib_bloom_configure(f, &cf_on);
+    bt_assert(!f->bloom->roa);
+    for (uint round = 0; (round < 64) && !f->bloom->roa; round++)
+    {
+      net_addr_union q;
+      for (uint i = 0; i < 1000; i++)
+      {
+	rnd_query(&s, &q, v6);
+	net_roa_check(s.tab, &q.n, 64500);
+      }
+    }
+    bt_assert_msg(f->bloom->roa, "%s: checks did not make the policy build the index", v6 ? "IPv6" : "IPv4");
+    churn(&s, s.n / 16, 4);
+    ok &= check_all(&s, v6, "policy");
+
+    rfree(s.tab->rp);
+  }
+
+  bt_bird_cleanup();
+  return ok;
+}
+
+int
+main(int argc, char *argv[])
+{
+  bt_init(argc, argv);
+
+  bt_test_suite(t_churn, "ROA index against brute-force RFC 6483 verdicts under churn, resizes and filter changes");
+
+  return bt_exit_value();
+}
