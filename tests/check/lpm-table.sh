@@ -249,6 +249,38 @@ P configure > /dev/null
 roa_checks P > "$WORK/pr.out"
 check "ROA tables without the engine again: answers identical to stock" diff -u "$WORK/sr.out" "$WORK/pr.out"
 
+# --- ROA tables without an engine: the FIB's ROA index (nest/fib-roa.c) -----
+# Each `show route ... where roa_check()' checks every route of master4; the
+# misses of those checks make r4's upkeep policy build its filter, and with it
+# the ROA index, which rte_announce() keeps from then on.
+roa_nets() {  # roa_nets P|S ASN VERDICT: the networks of master4 with that verdict
+  "$1" show route table master4 where "roa_check(r4, net, $2) = $3" | awk '$1 ~ /^[0-9]/ {print $1}' | sort
+}
+for pass in 1 2 3 4; do
+  for asn in $(seq 64500 64513); do P show route table master4 where "roa_check(r4, net, $asn) = ROA_VALID" count > /dev/null; done
+  grep -q "ROA index:" <<< "$(P show fib r4)" && break
+done
+fib=$(P show fib r4); echo "$fib" | grep -E "Bloom filter|ROA"
+check "checks built r4's filter and its ROA index" grep -qE "ROA index: *[1-9][0-9]* prefixes with [1-9][0-9]* valid ROAs" <<< "$fib"
+roa_index_same() {  # roa_index_same WHEN: verdicts of every master4 route, as stock's
+  local asn v
+  for asn in 0 64500 64504 64510 64511; do
+    for v in ROA_VALID ROA_INVALID ROA_UNKNOWN; do
+      roa_nets S "$asn" "$v" > "$WORK/sv.out"; roa_nets P "$asn" "$v" > "$WORK/pv.out"
+      check "ROA index, $1: roa_check(r4, net, $asn) = $v for the same $(wc -l < "$WORK/sv.out") routes as stock" diff -u "$WORK/sv.out" "$WORK/pv.out"
+    done
+  done
+}
+roa_index_same "built"
+check "show fib r4: checks went through the index" grep -qE "ROA checks: *[1-9][0-9]* through the index" <<< "$(P show fib r4)"
+# The /24 ROAs (each line of gen_roas holds both of a /24) withdrawn through
+# rte_announce() (the static protocol reconfigured)
+mkconf "$WORK/p.conf" "lpm engine off;" "lpm engine off;"
+sed -i '/route 10\.[0-9]*\.[0-9]*\.0\/24 max 24 as 64511;/d' "$WORK/p.conf" "$WORK/s.conf"
+P configure > /dev/null; S configure > /dev/null; sleep 1
+echo "  after withdrawing the /24 ROAs: $(P show fib r4 | grep -E 'ROA index' | tr -s ' ')"
+roa_index_same "/24 ROAs withdrawn"
+
 # Bad birdc arguments: errors, not crashes
 for cmd in "show lpm nosuchtable" "show lpm benchmark master4 5" "show lpm benchmark" "show lpm benchmark master4" "show lpm master4 master6"; do
   out=$(P $cmd 2>&1); echo "  '$cmd' -> $(echo "$out" | head -2 | tr '\n' ' ')"
