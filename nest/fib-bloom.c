@@ -338,7 +338,6 @@ fib_bloom_rebuild_end(struct fib *f)
   bloom_flush_batch(b);
   b->rebuilding = 0;
   bloom_ask(b, 1);		/* The next window decides */
-  fib_roa_build(f);		/* A table's ROA FIB: its index, if it has none */
 }
 
 /**

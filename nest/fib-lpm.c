@@ -858,7 +858,7 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
 
   *done = 1;
 
-  struct fib_roa *r = tab->fib.bloom->roa;
+  struct fib_roa *r = tab->fib.bloom->roa ?: fib_roa_build(&tab->fib);
   if (r)
     return lpm_roa_indexed(&tab->fib, r, n, asn);
 

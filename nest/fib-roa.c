@@ -38,11 +38,14 @@
  * as stock's loop skips it. A ROA whose prefix has host bits set is left
  * out, as no trimmed route prefix can equal it in stock's loop either.
  *
- * It lives and dies with the filter (fib_bloom_rebuild_end() builds it from
- * the nodes, leaving the active state drops it), so a ROA table that is not
- * asked keeps no index, and only tables attach their ROA FIBs
- * (fib_roa_attach(), from rt_lpm_configure()): other users of ROA-typed
- * FIBs (tests) have no nets behind their nodes.
+ * It lives with the filter: the first check that finds the filter built
+ * builds the index from the nodes (fib_roa_build()), leaving the active
+ * state drops it, so a ROA table that is not asked keeps no index. Built at
+ * a check, not where the filter is: the upkeep policy may build the filter
+ * inside fib_get(), whose new node is linked before its net is cleared,
+ * and a walk of the nets then would read that net's stale routes. Only
+ * tables attach their ROA FIBs (fib_roa_attach(), from rt_lpm_configure()):
+ * other users of ROA-typed FIBs (tests) have no nets behind their nodes.
  */
 
 #include "nest/bird.h"
@@ -305,28 +308,30 @@ roa_release(struct fib_roa *r)
  * fib_roa_attach - keep a ROA index for a table's ROA FIB
  * @f: the FIB of a roa4 or roa6 table (its nodes are nets)
  *
- * From then on the index exists while the FIB has a filter; built now if it
- * has one already.
+ * From then on the index exists while the FIB has a filter, built by the
+ * first check that finds the filter (fib_roa_build()).
  */
 void
 fib_roa_attach(struct fib *f)
 {
-  struct fib_bloom *b = f->bloom;
-  if (!net_val_match(f->addr_type, NB_ROA) || b->roa_nets)
-    return;
-
-  b->roa_nets = 1;
-  if (fib_bloom_active(b))
-    fib_roa_build(f);
+  if (net_val_match(f->addr_type, NB_ROA))
+    f->bloom->roa_nets = 1;
 }
 
-/* The filter was built: the index too (once, it outlives rebuilds) */
-void
+/**
+ * fib_roa_build - the index of an attached FIB with a filter, built if none
+ * @f: ROA FIB
+ *
+ * Called by net_roa_check() through the filter, outside any FIB update.
+ * Returns the index, or NULL if the FIB is not attached or has no filter.
+ */
+struct fib_roa *
 fib_roa_build(struct fib *f)
 {
   struct fib_bloom *b = f->bloom;
-  if (b->roa_nets && !b->roa)
+  if (!b->roa && b->roa_nets && fib_bloom_active(b))
     b->roa = roa_new(f);
+  return b->roa;
 }
 
 void

@@ -78,9 +78,10 @@ fib_roa_slot_valid(const struct fib_roa_slot *s, u32 asn, uint pxlen)
 }
 
 /* Life cycle: a table's ROA FIB is attached (its nodes are nets); then the
- * index is built with the FIB's filter and dropped with it (fib-bloom.c) */
+ * first check with a filter builds the index, and it is dropped with the
+ * filter (fib-bloom.c) */
 void fib_roa_attach(struct fib *f);
-void fib_roa_build(struct fib *f);
+struct fib_roa *fib_roa_build(struct fib *f);
 void fib_roa_free(struct fib *f);
 
 /* A ROA net's valid route appeared (@valid) or went (rt_lpm_net_changed()) */
