@@ -46,6 +46,10 @@
  * and a walk of the nets then would read that net's stale routes. Only
  * tables attach their ROA FIBs (fib_roa_attach(), from rt_lpm_configure()):
  * other users of ROA-typed FIBs (tests) have no nets behind their nodes.
+ *
+ * A slot counts up to %FIB_ROA_MAX_SHARED ROAs of its prefix. A table that
+ * gets more for one prefix drops its index for good (logged) and its
+ * checks walk the filter and the chains again: exact, only slower.
  */
 
 #include "nest/bird.h"
@@ -115,13 +119,16 @@ roa_find(const struct fib_roa *r, const net_addr *a, u64 h)
     fib_roa_find4(r, h, u->roa4.prefix, a->pxlen));
 }
 
-static void
+/* Add ROA @e of prefix @a (key hash @h); -1 if its slot is full, unchanged */
+static int
 roa_add(struct fib *f, struct fib_roa *r, const net_addr *a, u64 h, u64 e)
 {
   const net_addr_union *u = (const void *) a;
   struct fib_roa_slot *s = roa_find(r, a, h);
-  r->roas++;
+  if (s && (s->n == FIB_ROA_MAX_SHARED))
+    return -1;
 
+  r->roas++;
   if (!s)
   {
     s = roa_free_slot(r, h);
@@ -135,7 +142,7 @@ roa_add(struct fib *f, struct fib_roa *r, const net_addr *a, u64 h, u64 e)
 
     if (2 * ++r->groups > r->mask + 1)
       roa_resize(f, r, r->order + 1);
-    return;
+    return 0;
   }
 
   if (s->n == 1)
@@ -157,6 +164,7 @@ roa_add(struct fib *f, struct fib_roa *r, const net_addr *a, u64 h, u64 e)
   }
 
   s->many[++s->n] = e;
+  return 0;
 }
 
 /* Free slot @s and move later slots of its run back where they belong */
@@ -236,6 +244,20 @@ roa_of_net(const net_addr *a, u64 *e, u64 *h)
   return 1;
 }
 
+/*
+ * A prefix with more ROAs than a slot counts: the index is dropped for good
+ * and the FIB detached, so that its checks walk the filter and the chains
+ * (exact, only slower) instead of an index that would miss a ROA
+ */
+static void
+roa_give_up(struct fib *f, const net_addr *roa)
+{
+  log(L_WARN "ROA index dropped: more than %u ROAs of the prefix of %N; ROA checks walk the FIB instead",
+      FIB_ROA_MAX_SHARED, roa);
+  fib_roa_free(f);
+  f->bloom->roa_nets = 0;
+}
+
 /**
  * fib_roa_changed - a ROA net's valid route appeared or went
  * @f: ROA FIB of a table
@@ -254,15 +276,18 @@ fib_roa_changed(struct fib *f, const net_addr *roa, int valid)
   if (!r || !roa_of_net(roa, &e, &h))
     return;
 
-  if (valid)
-    roa_add(f, r, roa, h, e);
-  else
+  if (!valid)
     roa_del(f, r, roa, h, e);
+  else if (roa_add(f, r, roa, h, e) < 0)
+    roa_give_up(f, roa);
 }
 
-/* A fresh index of the nodes with a valid route */
+static void roa_release(struct fib_roa *r);
+
+/* A fresh index of the nodes with a valid route; NULL, and the ROA in
+ * @over, if a prefix has more ROAs than a slot counts */
 static struct fib_roa *
-roa_new(struct fib *f)
+roa_new(struct fib *f, const net_addr **over)
 {
   struct fib_roa *r = mb_allocz(f->fib_pool, sizeof(struct fib_roa));
   uint order = FIB_ROA_MIN_ORDER;
@@ -282,8 +307,14 @@ roa_new(struct fib *f)
     {
       net *n = fib_node_to_user(f, fn);
       u64 e, h;
-      if (rte_is_valid(n->routes) && roa_of_net(fn->addr, &e, &h))
-	roa_add(f, r, fn->addr, h, e);
+      if (rte_is_valid(n->routes) && roa_of_net(fn->addr, &e, &h) &&
+	  (roa_add(f, r, fn->addr, h, e) < 0))
+      {
+	if (over)
+	  *over = fn->addr;
+	roa_release(r);
+	return NULL;
+      }
     }
   }
 
@@ -329,8 +360,11 @@ struct fib_roa *
 fib_roa_build(struct fib *f)
 {
   struct fib_bloom *b = f->bloom;
-  if (!b->roa && b->roa_nets && fib_bloom_active(b))
-    b->roa = roa_new(f);
+  const net_addr *over = NULL;
+
+  if (!b->roa && b->roa_nets && fib_bloom_active(b) && !(b->roa = roa_new(f, &over)))
+    roa_give_up(f, over);
+
   return b->roa;
 }
 
@@ -379,7 +413,10 @@ fib_roa_exact(struct fib *f)
   if (!r)
     return 1;
 
-  struct fib_roa *t = roa_new(f);
+  struct fib_roa *t = roa_new(f, NULL);
+  if (!t)
+    return 0;
+
   int ok = (r->groups == t->groups) && (r->roas == t->roas) && (r->shared == t->shared) &&
     (2 * r->groups <= r->mask + 1) && (r->v6 == t->v6);
 

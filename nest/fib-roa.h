@@ -24,6 +24,7 @@ struct fib;
 #define FIB_ROA(asn, max)	(((u64) (asn) << 8) | (max))
 #define FIB_ROA_ASN(e)		((u32) ((e) >> 8))
 #define FIB_ROA_MAX(e)		((uint) ((e) & 0xff))
+#define FIB_ROA_MAX_SHARED	0xffff	/* ROAs of one prefix a slot counts (@n: u16) */
 
 struct fib_roa_slot {
   u16 n;				/* ROAs with a valid route; 0: free slot */

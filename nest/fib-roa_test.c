@@ -236,6 +236,15 @@ first_check(struct roa_set *s, int v6)
   bt_assert_msg(s->tab->fib.bloom->roa, "%s: a check with the filter built did not build the index", v6 ? "IPv6" : "IPv4");
 }
 
+/* One check that must not build an index */
+static void
+first_check_none(struct roa_set *s)
+{
+  net_addr_union q;
+  rnd_query(s, &q, 0);
+  net_roa_check(s->tab, &q.n, 64500);
+}
+
 static void
 churn(struct roa_set *s, uint steps, uint bias)
 {
@@ -321,12 +330,82 @@ t_churn(void)
   return ok;
 }
 
+/* The verdict with @crowd ROAs of 10.0.0.0/16 (AS 70000 + i, max /16 + i % 9) added */
+static int
+crowd_check(struct roa_set *s, const net_addr *q, u32 asn, uint crowd)
+{
+  int want = ref_check(s, q, asn);
+  if ((want == ROA_VALID) || (q->pxlen < 16) || ((ip4_to_u32(net4_prefix(q)) >> 16) != 0x0a00))
+    return want;
+
+  uint i = asn - 70000;
+  return ((asn >= 70000) && (i < crowd) && (16 + i % 9 >= q->pxlen)) ? ROA_VALID : ROA_INVALID;
+}
+
+#define CROWD	(FIB_ROA_MAX_SHARED + 100)
+
+static int
+t_crowded(void)
+{
+  bt_bird_init();
+  config = config_alloc("");
+
+  struct roa_set s;
+  set_new(&s, 0);
+  rtable *t = s.tab;
+  struct fib *f = &t->fib;
+
+  fib_bloom_pin(f, 1);
+  for (uint i = 0; i < s.n; i++)
+    roa_to(&s, i, R_VALID);
+  first_check(&s, 0);
+
+  /* One prefix gets more ROAs than a slot counts, one by one: the index
+   * is dropped and the table's checks walk the FIB, still exact */
+  u32 roas0 = f->bloom->roa ? f->bloom->roa->roas : 0;
+  for (uint i = 0; i < CROWD; i++)
+  {
+    net_addr_union r;
+    net_fill_roa4(&r.n, ip4_build(10, 0, 0, 0), 16, 16 + i % 9, 70000 + i);
+    net *n = fib_get(f, &r.n);
+    n->routes = &valid_rte;
+    if (RT_LPM_TRACKING(t))
+      rt_lpm_net_changed(t, n, 1);
+
+    /* (a random ROA or a hundred may share the prefix already) */
+    if (i + 200 == FIB_ROA_MAX_SHARED)
+      bt_assert_msg(f->bloom->roa && (f->bloom->roa->roas == roas0 + i + 1), "index lost before its slot is full");
+  }
+  bt_assert_msg(!f->bloom->roa && !f->bloom->roa_nets, "index kept with a prefix of %u ROAs", CROWD);
+
+  uint bad = 0;
+  for (uint i = 0; i < QUERIES; i++)
+  {
+    net_addr_union q;
+    uint len = 16 + bt_random_n(17);
+    net_fill_ip4(&q.n, ip4_and(ip4_from_u32(0x0a000000 | (bt_random() & 0xffff)), ip4_mkmask(len)), len);
+    u32 asn = bt_random_n(2) ? 70000 + bt_random_n(CROWD + 50) : 64500 + bt_random_n(ASNS);
+    bad += (net_roa_check(t, &q.n, asn) != crowd_check(&s, &q.n, asn, CROWD));
+  }
+  bt_assert_msg(!bad, "%u of %u verdicts differ from stock's after the index was dropped", bad, QUERIES);
+
+  /* Attached again (a reconfiguration): a build from the nodes gives up too */
+  fib_roa_attach(f);
+  first_check_none(&s);
+  bt_assert_msg(!f->bloom->roa, "an index built with a prefix of %u ROAs", CROWD);
+
+  rfree(t->rp);
+  bt_bird_cleanup();
+  return !bad;
+}
+
 int
 main(int argc, char *argv[])
 {
   bt_init(argc, argv);
 
   bt_test_suite(t_churn, "ROA index against brute-force RFC 6483 verdicts under churn, resizes and filter changes");
+  bt_test_suite(t_crowded, "A prefix with more ROAs than a slot counts: the index is dropped, checks stay exact");
 
   return bt_exit_value();
 }
