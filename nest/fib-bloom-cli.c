@@ -91,14 +91,6 @@ fib_show_one(struct cli *c, rtable *t)
 	       b->capacity);
     cli_printf(c, -CLI_FIB, "  Guards:           %u bytes (head guard %s, length masks for %u bands of 8 lengths, cover table %s)",
 	       fib_lpm_guards_size(b), b->head.cnt ? "on" : "off", fib_lpm_bands(b), b->cover ? "on" : "off");
-    if (b->roa)
-    {
-      const struct fib_roa *r = b->roa;
-      cli_printf(c, -CLI_FIB, "  ROA index:        %u prefixes with %u valid ROAs (%u prefixes with several), %u bytes",
-		 r->groups, r->roas, r->shared, fib_roa_size(r));
-      cli_printf(c, -CLI_FIB, "  ROA checks:       %lu through the index (%lu candidate prefixes looked up, %lu found)",
-		 r->checks, r->probes, r->found);
-    }
     cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
 	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
     cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",
@@ -106,6 +98,16 @@ fib_show_one(struct cli *c, rtable *t)
     cli_printf(c, -CLI_FIB, "  False positives:  rate measured %s, predicted %s",
 	       fib_show_frac(absent ? (double) b->false_pos / absent : 0.0, 6),
 	       fib_show_frac(fib_bloom_fpr_predicted(b), 6));
+  }
+
+  /* An IPv4 ROA index has no need of the filter (fib-roa.c) */
+  if (b->roa)
+  {
+    const struct fib_roa *r = b->roa;
+    cli_printf(c, -CLI_FIB, "  ROA index:        %u prefixes with %u valid ROAs (%u prefixes with several), %u bytes%s",
+	       r->groups, r->roas, r->shared, fib_roa_size(r), r->v6 ? "" : ", block masks");
+    cli_printf(c, -CLI_FIB, "  ROA checks:       %lu through the index (%lu candidate prefixes looked up, %lu found)",
+	       r->checks, r->probes, r->found);
   }
 
   fib_show_lengths(c, b);

@@ -389,9 +389,8 @@ bloom_set_state(struct fib *f, uint state)
   b->find_left = FIB_BLOOM_POLICY_EVERY;
   b->reask = FIB_BLOOM_REASK;
   b->reasked = 0;
-  if (state != FIB_BLOOM_ACTIVE)
-    fib_roa_free(f);
   fib_bloom_resize(f);
+  fib_roa_state(f);
 }
 
 void

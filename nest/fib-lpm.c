@@ -840,7 +840,8 @@ lpm_roa_indexed(struct fib *f, struct fib_roa *r, const net_addr *n, u32 asn)
  * lengths without knowing the ROAs' ASN or max length. Every covering length
  * may hold a candidate ROA, so all admitted ones are prefetched at once.
  * While the FIB has a ROA index (fib-roa.c), the index's slots of the
- * candidate lengths answer instead, and no chain is walked.
+ * candidate lengths answer instead, and no chain is walked; an IPv4 one
+ * has candidates of its own (fib_roa_check4()) and needs no filter.
  */
 int
 net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
@@ -848,6 +849,18 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   int v4 = (tab->addr_type == NET_ROA4) && (n->type == NET_IP4);
   int v6 = (tab->addr_type == NET_ROA6) && (n->type == NET_IP6);
   const net_addr_union *u = (const void *) n;
+
+  /* An IPv4 ROA table's index answers from the first check, filter or not */
+  if (v4 && fib_bloom_roa_own(tab->fib.bloom) && (n->pxlen <= IP4_MAX_PREFIX_LENGTH) &&
+      ip4_zero(ip4_and(u->ip4.prefix, ip4_not(lpm_mask4(n->pxlen)))))
+  {
+    struct fib_roa *r = tab->fib.bloom->roa ?: fib_roa_build(&tab->fib);
+    if (r)
+    {
+      *done = 1;
+      return fib_roa_check4(r, u->ip4.prefix, n->pxlen, asn);
+    }
+  }
 
   /* A ROA table with a trie and no filter: stock's trie walk (fib_bloom_trie_leads()) */
   if ((!v4 && !v6) || (tab->trie && !fib_bloom_active(tab->fib.bloom)) || !fib_lpm_supported(&tab->fib, n))

@@ -1,5 +1,5 @@
 /*
- *	bloombird -- The ROA index beside a ROA FIB's filter
+ *	bloombird -- The ROA index of a table's ROA FIB
  *
  *	Can be freely distributed and used under the terms of the GNU GPL,
  *	version 2 or any later version.
@@ -38,12 +38,26 @@ struct fib_roa_slot {
   ip6_addr px6[];			/* IPv6: the prefix */
 };
 
+/*
+ * IPv4 block masks: one word per /16 of the address space (block), bit L-1
+ * for length L. Bits of lengths 1-16 are exact: set while the prefix of
+ * that length covering the block has a slot. Bits of lengths 17-32 say
+ * that a prefix of that length inside the block may have one: set when a
+ * slot comes, left set when it goes (@stale counts those) until the masks
+ * are recomputed. A /0 has @len0.
+ */
+#define FIB_ROA_BLOCK_BITS	16
+#define FIB_ROA_BLOCKS		(1U << FIB_ROA_BLOCK_BITS)
+
 struct fib_roa {
   byte *slots;
+  u32 *blk;				/* IPv4: block masks, %FIB_ROA_BLOCKS */
   u32 order;				/* 2^order slots */
   u32 shift;				/* 64 - order: home slot = key >> shift */
   u32 mask;				/* 2^order - 1 */
   u8 v6;				/* 32-byte slots with @px6 */
+  u8 len0;				/* IPv4: the /0 has a slot */
+  u32 stale;				/* IPv4: mask bits of slots gone, not yet cleared */
   u32 groups;				/* Slots in use */
   u32 roas;				/* ROAs with a valid route */
   u32 shared;				/* Groups of more than one ROA */
@@ -78,12 +92,19 @@ fib_roa_slot_valid(const struct fib_roa_slot *s, u32 asn, uint pxlen)
   return 0;
 }
 
-/* Life cycle: a table's ROA FIB is attached (its nodes are nets); then the
- * first check with a filter builds the index, and it is dropped with the
- * filter (fib-bloom.c) */
+/*
+ * Life cycle: a table's ROA FIB is attached (its nodes are nets); then the
+ * first check builds the index: an IPv4 one at once, kept until `bloom off';
+ * an IPv6 one once the FIB has a filter, dropped with the filter
+ * (fib_roa_state(), from fib-bloom.c); enum fib_roa_attached in fib-bloom.h
+ */
 void fib_roa_attach(struct fib *f);
 struct fib_roa *fib_roa_build(struct fib *f);
 void fib_roa_free(struct fib *f);
+void fib_roa_state(struct fib *f);		/* The filter was built or dropped */
+
+/* RFC 6483 verdict (ROA_VALID, ...) of IPv4 @px/@pxlen (no host bits) by origin @asn */
+int fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn);
 
 /* A ROA net's valid route appeared (@valid) or went (rt_lpm_net_changed()) */
 void fib_roa_changed(struct fib *f, const net_addr *roa, int valid);

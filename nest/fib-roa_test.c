@@ -44,12 +44,23 @@ static rte filtered_rte = { .flags = REF_FILTERED };
 static const struct fib_bloom_config cf_on = { .enabled = 1, .hashes = 5, .counters = 10 };
 static const struct fib_bloom_config cf_off = { .enabled = 0, .hashes = 5, .counters = 10 };
 
+/* Sparse universes (t_sparse()): IPv4 ROAs anywhere, a quarter of them /16
+ * or shorter, so that most routes have one covering ROA prefix, whose
+ * candidate length a check must not miss */
+static int sparse;
+
 /* A ROA of a few nested blocks; now and then one with host bits set */
 static void
 rnd_roa(net_addr_union *r, int v6)
 {
   uint asn = 64500 + bt_random_n(ASNS);
-  if (!v6)
+  if (!v6 && sparse)
+  {
+    uint len = bt_random_n(4) ? 17 + bt_random_n(16) : bt_random_n(17);
+    ip4_addr a = ip4_and(ip4_from_u32(bt_random()), ip4_mkmask(len));
+    net_fill_roa4(&r->n, a, len, len + bt_random_n(33 - len), asn);
+  }
+  else if (!v6)
   {
     uint len = bt_random_n(8) ? 12 + bt_random_n(13) : bt_random_n(33);
     ip4_addr a = ip4_from_u32(((10 + bt_random_n(3)) << 24) | (bt_random() & 0xffffff));
@@ -206,11 +217,12 @@ check_all(struct roa_set *s, int v6, const char *when)
     if (b->pinned)
     {
       struct fib_roa *cur = b->roa;
+      u8 nets = b->roa_nets;
       b->roa = NULL;
-      b->roa_nets = 0;
+      b->roa_nets = FIB_ROA_NONE;
       walk = net_roa_check(s->tab, &q.n, asn);
       b->roa = cur;
-      b->roa_nets = 1;
+      b->roa_nets = nets;
     }
 
     if (((got != want) || (walk != want)) && (bad++ < 5))
@@ -219,6 +231,8 @@ check_all(struct roa_set *s, int v6, const char *when)
   }
 
   int exact = fib_roa_exact(&s->tab->fib);
+  if (r && !v6)
+    bt_assert_msg(r->stale <= r->groups / 4 + 64, "%s: %u stale block mask bits for %u slots", when, r->stale, r->groups);
   bt_assert_msg(!bad, "%s, %s: %u of %u verdicts (index or filter walk) differ from stock's", v6 ? "IPv6" : "IPv4", when, bad, QUERIES);
   bt_assert_msg(exact, "%s, %s: the index differs from one built from the nodes", v6 ? "IPv6" : "IPv4", when);
   if (r && (b->activations + b->drops == changes))
@@ -305,11 +319,37 @@ t_churn(void)
     first_check(&s, v6);
     ok &= check_all(&s, v6, "bloom on again");
 
-    /* Left to the policy: checks build the filter and the index */
+    /* Left to the policy: an IPv4 index comes with the first check, without
+     * a filter; an IPv6 one once checks make the policy build the filter */
     fib_bloom_configure(f, &cf_off);
     fib_bloom_pin(f, 0);
     fib_bloom_configure(f, &cf_on);
     bt_assert(!f->bloom->roa);
+    if (!v6)
+    {
+      first_check(&s, v6);
+      bt_assert_msg(!fib_bloom_active(f->bloom), "IPv4: the first check built the filter, not only the index");
+      churn(&s, s.n / 16, 4);
+      ok &= check_all(&s, v6, "index without a filter");
+
+      /* Slots of long prefixes come and go: their stale mask bits are
+       * recomputed, within the bound check_all() asserts */
+      u32 stale_max = 0, tidied = 0;
+      for (uint k = 0; k < 4 * s.n; k++)
+      {
+	uint i = bt_random_n(s.n);
+	if (s.roa[i].n.pxlen > 16)
+	{
+	  u32 before = f->bloom->roa->stale;
+	  roa_to(&s, i, (s.state[i] == R_VALID) ? R_ABSENT : R_VALID);
+	  tidied += (f->bloom->roa->stale < before);
+	  stale_max = MAX(stale_max, f->bloom->roa->stale);
+	}
+      }
+      bt_assert_msg(tidied, "IPv4: stale block mask bits never recomputed (up to %u)", stale_max);
+      ok &= check_all(&s, v6, "long prefixes churned");
+      bt_assert_msg(!fib_bloom_active(f->bloom) || f->bloom->roa, "IPv4: the index went with the filter policy");
+    }
     for (uint round = 0; (round < 64) && !f->bloom->roa; round++)
     {
       net_addr_union q;
@@ -399,12 +439,53 @@ t_crowded(void)
   return !bad;
 }
 
+/*
+ * IPv4 block masks where they decide: sparse ROAs, most routes covered by
+ * one ROA prefix only, so a candidate length missing from a mask changes
+ * the verdict. ROAs of /17 and longer come and go (their mask bits go
+ * stale and are recomputed), /16 and shorter ones too (their bits cleared
+ * at once).
+ */
+static int
+t_sparse(void)
+{
+  bt_bird_init();
+  config = config_alloc("");
+  sparse = 1;
+
+  struct roa_set s;
+  set_new(&s, 0);
+  struct fib *f = &s.tab->fib;
+  int ok = 1;
+
+  churn(&s, 2 * s.n, 6);
+  first_check(&s, 0);
+  bt_assert_msg(!fib_bloom_active(f->bloom), "IPv4: the first check built the filter, not only the index");
+  ok &= check_all(&s, 0, "sparse");
+
+  for (uint round = 0; round < 4; round++)
+  {
+    for (uint k = 0; k < s.n / 2; k++)
+    {
+      uint i = bt_random_n(s.n);
+      roa_to(&s, i, (s.state[i] == R_VALID) ? bt_random_n(4) : R_VALID);
+    }
+    ok &= check_all(&s, 0, "sparse, churned");
+  }
+
+  sparse = 0;
+  rfree(s.tab->rp);
+  bt_bird_cleanup();
+  return ok;
+}
+
 int
 main(int argc, char *argv[])
 {
   bt_init(argc, argv);
 
   bt_test_suite(t_churn, "ROA index against brute-force RFC 6483 verdicts under churn, resizes and filter changes");
+  bt_test_suite(t_sparse, "IPv4 block masks on sparse ROAs: no candidate length missed, stale bits recomputed");
   bt_test_suite(t_crowded, "A prefix with more ROAs than a slot counts: the index is dropped, checks stay exact");
 
   return bt_exit_value();

@@ -15,6 +15,13 @@
 #                     samples with call graphs) into RUN/DIR/perf4.data and print
 #                     its top symbols (for finding where CPU time goes, not for
 #                     the figures: sampling costs bird a little CPU)
+#      ROA_CALLGRIND  1: bird runs under callgrind, counting the instructions
+#                     it executes inside bgp_rx() (decoding the UPDATEs, the
+#                     import filter with its roa_check(), rte_update(), the
+#                     tables): an exact count of the import's work, the same
+#                     in every run, where this VM has no hardware counters.
+#                     Dumped after each family (IPv4, IPv6) and printed per
+#                     route; wall and CPU times of such runs are valgrind's
 #      ROA_MAX_OTHER  a run during which other processes (not niced ones) took
 #                     more CPU seconds than this on bird's CPU is repeated once
 #                     (default 1.0); niced ones are reported
@@ -44,6 +51,7 @@ BIRD_CPU=${ROA_CPU:-1}
 NCPU=$(nproc)   # before the rig pins itself
 MAX_OTHER=${ROA_MAX_OTHER:-1.0}
 PERF=${ROA_PERF:-0}
+CALLGRIND=${ROA_CALLGRIND:-0}
 RUN=$RIG_TOP/build/roa-bench
 DATA=$RUN/data
 OUT=$RIG_TOP/build/bench/roa.md
@@ -194,6 +202,35 @@ verdicts() {
   echo "${m#/} ${s#/} $(ns_s "$pmin") $(ns_s "$cmin")"
 }
 
+# start_callgrind -- bird under callgrind (ROA_CALLGRIND=1), counting only
+# inside bgp_rx(); about 50x slower where it counts, so a longer wait
+start_callgrind() {
+  ip netns exec "$DUT" valgrind --tool=callgrind --cache-sim=no --collect-atstart=no --toggle-collect=bgp_rx \
+    --callgrind-out-file="$CUR_DIR/callgrind.out" "$CUR_BIN/bird" -f -c "$CUR_DIR/bird.conf" \
+    -s "$CUR_DIR/bird.ctl" > "$CUR_DIR/bird.log" 2>&1 &
+  echo $! > "$CUR_DIR/bird.pid"
+  for _ in $(seq 1200); do cli show status >/dev/null && return 0; sleep 0.1; done
+  echo "FAIL $CUR_TAG: bird did not come up under callgrind:" >&2; tail "$CUR_DIR/bird.log" >&2; return 1
+}
+
+# callgrind_part NAME -- dumps bird's counts since the last dump (callgrind
+# zeroes them at a dump) and prints the instructions counted in them
+callgrind_part() {
+  local f before after
+  before=$(ls "$CUR_DIR"/callgrind.out.* 2>/dev/null | wc -l)
+  callgrind_control -d "$1" "$CUR_PID" > "$CUR_DIR/callgrind-$1.ctl" 2>&1
+  for _ in $(seq 600); do
+    after=$(ls "$CUR_DIR"/callgrind.out.* 2>/dev/null | wc -l)
+    [ "$after" -gt "$before" ] && break
+    sleep 0.1
+  done
+  f=$(ls -t "$CUR_DIR"/callgrind.out.* 2>/dev/null | head -1)
+  [ -n "$f" ] && [ "$after" -gt "$before" ] || { echo "FAIL $CUR_TAG: no callgrind dump for $1" >&2; return 1; }
+  sleep 0.5   # written in one go at the dump; let it finish
+  mv "$f" "$CUR_DIR/callgrind.$1"
+  awk '/^(summary|totals):/ {print $2; exit}' "$CUR_DIR/callgrind.$1"
+}
+
 # one_run RUN BUILD VARIANT -- measures, writes a line of key=value to result
 one_run() {
   local r=$1 x=$2 v=$3 t0 l_ms rss up_ms imp_ms imp_cpu m4 s4 w4p w4c m6 s6 w6p w6c
@@ -202,7 +239,11 @@ one_run() {
   mkdir -p "$CUR_DIR"
   cp "$RUN/bird-$v-$x.conf" "$CUR_DIR/bird.conf"
   t0=$(now_ms)
-  rig_bird bird "$DUT" "$CUR_BIN" "$CUR_DIR/bird.conf" "$CUR_DIR" || return 1
+  if [ "$CALLGRIND" = 1 ]; then
+    start_callgrind || return 1
+  else
+    rig_bird bird "$DUT" "$CUR_BIN" "$CUR_DIR/bird.conf" "$CUR_DIR" || return 1
+  fi
   CUR_PID=$(cat "$CUR_DIR/bird.pid")
   [ "$NCPU" -gt 1 ] && { taskset -a -pc "$BIRD_CPU" "$CUR_PID" >/dev/null || return 1; }
   for _ in $(seq 600); do
@@ -226,8 +267,10 @@ one_run() {
       grep -E '^ +[0-9.]+%' | head -25 > "$CUR_DIR/perf4.top"
     echo "  $CUR_TAG: top symbols over the IPv4 import (perf, cpu-clock)"; sed 's/^/    /' "$CUR_DIR/perf4.top"
   fi
-  local up4=$up_ms imp4=$imp_ms cpu4=$imp_cpu
+  local up4=$up_ms imp4=$imp_ms cpu4=$imp_cpu ins4="" ins6=""
+  [ "$CALLGRIND" = 1 ] && { ins4=$(callgrind_part ipv4) || return 1; }
   import_family 6 "$WANT6" || return 1
+  [ "$CALLGRIND" = 1 ] && { ins6=$(callgrind_part ipv6) || return 1; }
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$CUR_PID/status")
   read -r m4 s4 w4p w4c < <(verdicts master4 r4)
   read -r m6 s6 w6p w6c < <(verdicts master6 r6)
@@ -238,7 +281,9 @@ one_run() {
   echo "run=$r build=$x variant=$v load=$l_ms up4=$up4 imp4=$imp4 cpu4=$cpu4 up6=$up_ms imp6=$imp_ms" \
     "cpu6=$imp_cpu rss=$rss mark4=$m4 show4=$s4 walkplain4=$w4p walkroa4=$w4c" \
     "mark6=$m6 show6=$s6 walkplain6=$w6p walkroa6=$w6c foreign=$(ns_s "$foreign") niced=$(ns_s "$niced")" \
-    "cpus=$(awk '/Cpus_allowed_list/ {print $2}' "/proc/$CUR_PID/status")" > "$CUR_DIR/result"
+    "cpus=$(awk '/Cpus_allowed_list/ {print $2}' "/proc/$CUR_PID/status")" \
+    ${ins4:+"instr4=$ins4 instr6=$ins6"} > "$CUR_DIR/result"
+  [ -n "$ins4" ] && echo "  $CUR_TAG: instructions in bgp_rx(), callgrind: IPv4 import $ins4, IPv6 import $ins6"
   printf '  %-24s load %4d ms | IPv4 import %6s s CPU %5s s | IPv6 import %6s s CPU %5s s | RSS %6d KiB | walk plain/roa_check v4 %s/%s v6 %s/%s s | other CPU %s s, niced %s s | %s %s\n' \
     "$CUR_TAG" "$l_ms" "$(ms_s "$imp4")" "$cpu4" "$(ms_s "$imp_ms")" "$imp_cpu" "$rss" "$w4p" "$w4c" "$w6p" "$w6c" \
     "$(ns_s "$foreign")" "$(ns_s "$niced")" "$s4" "$s6"

@@ -26,6 +26,10 @@
  *				       that took over 1 ms (the hash table's
  *				       all-at-once rehash: a loop cycle of a
  *				       daemon importing a full table)
+ *	fibtool roa 4|6 ROAS SEED QUERIES [count]
+ *				       ROA checks of real routes against a
+ *				       real ROA set, as an import makes them
+ *				       (roa_real(); tests/bench/roa-micro)
  *
  *	In diff mode the patched build pins its filters active (the path that
  *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy;
@@ -671,11 +675,186 @@ grow(uint type)
   return 0;
 }
 
+/*
+ * fibtool roa 4|6 ROAS SEED QUERIES [count] -- ROA validation as an import
+ * does it, on a real ROA set and real routes (tests/bench/roa-micro): ROAS
+ * holds BIRD static lines (route P/L max M as A;), QUERIES "P/L ASN" lines,
+ * the networks and origins of a feed in its order (tests/e2e/roa/mkroa.py
+ * writes both). Two ROA tables as a configuration would have them, without
+ * and with `trie on`, filled in the file's order; nothing pinned, so
+ * bloombird's filter and ROA index come when its policy builds them, as in
+ * the daemon. Prints the verdict counts of each table, the first pass over
+ * the queries (what an import pays: the policy's builds included) and the
+ * median of 5 more (steady state), ns per check. With `count', the first
+ * pass and one steady pass run in count_roa_first_*() and
+ * count_roa_steady_*(), for callgrind (tests/bench/roa-micro collects each).
+ */
+static void
+roa_read(rtable *t, rtable *tt, const char *name)
+{
+  FILE *f = fopen(name, "r");
+  if (!f)
+    die("cannot open %s", name);
+
+  char line[256], px[128];
+  uint len, max, asn, n = 0;
+  while (fgets(line, sizeof(line), f))
+  {
+    if (sscanf(line, "route %127[^/]/%u max %u as %u", px, &len, &max, &asn) != 4)
+      continue;
+
+    net_addr_union r;
+    if (!v6)
+    {
+      ip4_addr a;
+      if (!ip4_pton(px, &a) || (len > 32) || (max > 32))
+	die("%s: bad ROA line %s", name, line);
+      net_fill_roa4(&r.n, a, len, max, asn);
+    }
+    else
+    {
+      ip6_addr a;
+      if (!ip6_pton(px, &a) || (len > 128) || (max > 128))
+	die("%s: bad ROA line %s", name, line);
+      net_fill_roa6(&r.n, a, len, max, asn);
+    }
+    table_add(t, &r.n);
+    table_add(tt, &r.n);
+    n++;
+  }
+  fclose(f);
+  fprintf(stderr, "fibtool: %u ROAs from %s\n", n, name);
+}
+
+static struct qset
+roa_queries(const char *name)
+{
+  FILE *f = fopen(name, "r");
+  if (!f)
+    die("cannot open %s", name);
+
+  uint cap = 1 << 16;
+  struct qset s = qset_new(cap);
+  s.n = 0;
+
+  char line[256], px[128];
+  uint len, asn;
+  while (fgets(line, sizeof(line), f))
+  {
+    if (sscanf(line, "%127[^/]/%u %u", px, &len, &asn) != 3)
+      continue;
+    if (s.n == cap)
+    {
+      cap *= 2;
+      s.q = realloc(s.q, cap * sizeof(net_addr_union));
+      s.asn = realloc(s.asn, cap * sizeof(u32));
+    }
+
+    net_addr_union *q = &s.q[s.n];
+    if (!v6)
+    {
+      ip4_addr a;
+      if (!ip4_pton(px, &a) || (len > 32))
+	die("%s: bad query line %s", name, line);
+      net_fill_ip4(&q->n, a, len);
+    }
+    else
+    {
+      ip6_addr a;
+      if (!ip6_pton(px, &a) || (len > 128))
+	die("%s: bad query line %s", name, line);
+      net_fill_ip6(&q->n, a, len);
+    }
+    s.asn[s.n++] = asn;
+  }
+  fclose(f);
+  return s;
+}
+
+COUNT_OP(roa_first_fib, roa, net_roa_check(tr, q, asn))
+COUNT_OP(roa_first_trie, roa, net_roa_check(trt, q, asn))
+COUNT_OP(roa_steady_fib, roa, net_roa_check(tr, q, asn))
+COUNT_OP(roa_steady_trie, roa, net_roa_check(trt, q, asn))
+
+static void
+roa_verdicts(rtable *t, uint c[3])
+{
+  c[0] = c[1] = c[2] = 0;
+  for (uint i = 0; i < roa.n; i++)
+  {
+    int v = net_roa_check(t, &roa.q[i].n, roa.asn[i]);
+    c[(v == ROA_VALID) ? 0 : (v == ROA_INVALID) ? 1 : 2]++;
+  }
+}
+
+static double
+roa_pass(rtable *t)
+{
+  double t0 = now_ns();
+  uintptr_t acc = 0;
+  for (uint i = 0; i < roa.n; i++)
+    acc += net_roa_check(t, &roa.q[i].n, roa.asn[i]);
+  sink += acc;
+  return (now_ns() - t0) / roa.n;
+}
+
+static int
+roa_real(int argc, char *argv[])
+{
+  if (argc < 6)
+    die("usage: fibtool roa 4|6 ROAS SEED QUERIES [count]");
+
+  int count = (argc > 6) && !strcmp(argv[6], "count");
+  uint type = v6 ? NET_ROA6 : NET_ROA4;
+  pool *p = rp_new(&root_pool, "fibtool");
+  tr = new_table(p, type, 0);
+  trt = new_table(p, type, 1);
+  roa_read(tr, trt, argv[3]);
+  run_events();
+  roa = roa_queries(argv[5]);
+  fprintf(stderr, "fibtool: %u queries from %s\n", roa.n, argv[5]);
+
+  if (count)
+  {
+    sink += count_roa_first_fib();
+    sink += count_roa_first_trie();
+    sink += warm_roa_steady_fib() + warm_roa_steady_trie();
+    sink += count_roa_steady_fib();
+    sink += count_roa_steady_trie();
+  }
+
+  /* First passes: the table as the import finds it (in count mode already warm) */
+  double first[2] = { roa_pass(tr), roa_pass(trt) };
+  double r[2][5];
+  for (uint k = 0; k < 5; k++)
+  {
+    r[0][k] = roa_pass(tr);
+    r[1][k] = roa_pass(trt);
+  }
+
+  uint c[2][3];
+  roa_verdicts(tr, c[0]);
+  roa_verdicts(trt, c[1]);
+
+  for (uint i = 0; i < 2; i++)
+  {
+    qsort(r[i], 5, sizeof(double), cmp_double);
+    printf("%-14s verdicts %u/%u/%u first %.1f steady %.1f ns\n", i ? "roa_real_trie" : "roa_real",
+	   c[i][0], c[i][1], c[i][2], first[i], r[i][2]);
+  }
+#ifdef BLOOMBIRD
+  for (rtable **t = (rtable *[]) { tr, trt, NULL }; *t; t++)
+    fprintf(stderr, "fibtool: %s table: filter %s, ROA index %s\n", (*t)->trie ? "trie" : "fib",
+	    fib_bloom_active((*t)->fib.bloom) ? "active" : "not active", (*t)->fib.bloom->roa ? "built" : "none");
+#endif
+  return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
   if (argc < 5)
-    die("usage: fibtool diff|bench|pair|count|grow 4|6 TABLE SEED");
+    die("usage: fibtool diff|bench|pair|count|grow 4|6 TABLE SEED; fibtool roa 4|6 ROAS SEED QUERIES [count]");
 
   int count = !strcmp(argv[1], "count");
   int pair = !strcmp(argv[1], "pair");
@@ -692,6 +871,9 @@ main(int argc, char *argv[])
   if (getenv("FIBTOOL_REHASH_ONESHOT"))
     fib_rehash_min_order = 99;
 #endif
+  if (!strcmp(argv[1], "roa"))
+    return roa_real(argc, argv);
+
   read_table(argv[3]);
 
   uint type = v6 ? NET_IP6 : NET_IP4;

@@ -153,12 +153,15 @@ def main():
         if f and "/" in f[0]:
             last4[str(ipaddress.IPv4Network(f[0], strict=False))] = f[2] if len(f) > 2 else ""
     v4 = {"valid": 0, "invalid": 0, "unknown": 0}
-    for p, path in last4.items():
-        v4[r4.verdict(ipaddress.IPv4Network(p), feeder_origin(path, a.feeder_as))] += 1
+    with open(a.out + "/queries4.txt.tmp", "w") as q4:   # for fibtool roa (tests/bench/roa-micro)
+        for p, path in last4.items():
+            origin = feeder_origin(path, a.feeder_as)
+            v4[r4.verdict(ipaddress.IPv4Network(p), origin)] += 1
+            q4.write("%s %d\n" % (p, origin))
 
     v6 = {"valid": 0, "invalid": 0, "unknown": 0}
     seen6, with_path = set(), 0
-    with open(a.out + "/feed6.txt.tmp", "w") as out:
+    with open(a.out + "/feed6.txt.tmp", "w") as out, open(a.out + "/queries6.txt.tmp", "w") as q6:
         for line in opener(tier6):
             p = line.strip()
             if "/" not in p:
@@ -169,7 +172,9 @@ def main():
             out.write("%s\t\t%s\n" % (p, path))
             if key not in seen6:
                 seen6.add(key)
-                v6[r6.verdict(ipaddress.IPv6Network(key), feeder_origin(path, a.feeder_as))] += 1
+                origin = feeder_origin(path, a.feeder_as)
+                v6[r6.verdict(ipaddress.IPv6Network(key), origin)] += 1
+                q6.write("%s %d\n" % (key, origin))
 
     with open(a.out + "/expected.txt.tmp", "w") as out:
         for af, v in (("ipv4", v4), ("ipv6", v6)):
@@ -188,7 +193,8 @@ def main():
                   % (len(seen6), with_path, a.feeder_as))
         out.write("Derived max lengths: 60% exact, 30% +1..+4, 10% up to /24 (IPv6 /48), "
                   "chosen by a hash of the prefix\n")
-    for f in ("roa4.conf", "roa6.conf", "feed6.txt", "expected.txt", "provenance.txt"):
+    for f in ("roa4.conf", "roa6.conf", "feed6.txt", "queries4.txt", "queries6.txt", "expected.txt",
+              "provenance.txt"):
         os.replace(a.out + "/" + f + ".tmp", a.out + "/" + f)
 
 

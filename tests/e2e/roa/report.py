@@ -26,6 +26,9 @@ def load_rows(path, want):
             for k in ("cpu4", "cpu6", "walkplain4", "walkroa4", "walkplain6", "walkroa6", "foreign", "niced"):
                 r[k] = float(r[k])
             r["run"] = int(r["run"])
+            for k in ("instr4", "instr6"):   # ROA_CALLGRIND runs: instructions in bgp_rx()
+                if k in r:
+                    r[k] = int(r[k])
             r["rss"] = int(r["rss"]) / 1024
             r["imp"] = r["imp4"] + r["imp6"]
             r["cpu"] = r["cpu4"] + r["cpu6"]
@@ -76,7 +79,7 @@ def main():
                          (v, "; ".join("%s by %s" % (k, ",".join(sorted(b))) for k, b in seen.items())))
 
     def med(v, b, key):
-        xs = [r[key] for r in rows if r["variant"] == v and r["build"] == b]
+        xs = [r[key] for r in rows if r["variant"] == v and r["build"] == b and key in r]
         return statistics.median(xs) if xs else None
 
     def rng(v, b, key):
@@ -136,6 +139,41 @@ def main():
                "anything. The import figures are paced by GoBGP (bird is mostly idle waiting for it), so their "
                "wall time says more about GoBGP than about bird, and bird's CPU for the import varies with how "
                "the updates arrive. CPU times are from /proc/PID/task/*/schedstat (ns).")
+    counted = [r for r in rows if "instr4" in r]
+    if counted:
+        out.append("")
+        out.append("Counted (`ROA_CALLGRIND=1`: bird under callgrind, every instruction executed inside "
+                   "`bgp_rx()`: decoding the UPDATEs, the import filter and its roa_check(), rte_update(), the "
+                   "tables; exact, the same in every run of a build and variant). Per route: the family's count "
+                   "over its routes (IPv4 %d, IPv6 %d). `ROA check per route`: the variant's count minus the "
+                   "baseline's (same build), the cost of the roa_check() calls in the import. Ratios are stock / "
+                   "bloombird (above 1: bloombird executes fewer)." % (want["ipv4"], want["ipv6"]))
+        out.append("")
+        out.append("| ROA tables, import filter | build | IPv4 instructions (10^6) | per route | IPv6 instructions "
+                   "(10^6) | per route | ROA check per route v4 / v6 | runs (10^6, v4 / v6) |")
+        out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+        for v in variants:
+            for b in BUILDS:
+                vr = [r for r in counted if r["variant"] == v and r["build"] == b]
+                if not vr:
+                    continue
+                i4, i6 = med(v, b, "instr4"), med(v, b, "instr6")
+                roa = "-"
+                if v != "none" and med("none", b, "instr4"):
+                    roa = "%.0f / %.0f" % ((i4 - med("none", b, "instr4")) / want["ipv4"],
+                                           (i6 - med("none", b, "instr6")) / want["ipv6"])
+                out.append("| %s | %s | %.1f | %.0f | %.1f | %.0f | %s | %s |" % (
+                    VNAME[v], b, i4 / 1e6, i4 / want["ipv4"], i6 / 1e6, i6 / want["ipv6"], roa,
+                    ", ".join("%.1f / %.1f" % (r["instr4"] / 1e6, r["instr6"] / 1e6) for r in vr)))
+        out.append("")
+        out.append("| ROA tables, import filter | IPv4 instructions, stock / bloombird | IPv6 | both families |")
+        out.append("| --- | ---: | ---: | ---: |")
+        for v in variants:
+            s4, p4, s6, p6 = (med(v, "stock", "instr4"), med(v, "bloombird", "instr4"),
+                              med(v, "stock", "instr6"), med(v, "bloombird", "instr6"))
+            if None in (s4, p4, s6, p6):
+                continue
+            out.append("| %s | %.3fx | %.3fx | %.3fx |" % (VNAME[v], s4 / p4, s6 / p6, (s4 + s6) / (p4 + p6)))
     rep = a.results.rsplit("/", 1)[0] + "/repeated.txt"
     if os.path.exists(rep):
         lines = open(rep).read().split("\n")
@@ -186,6 +224,12 @@ def main():
                   "other CPU %s niced %s" % (VNAME[v], b, rng(v, b, "cpu4"), rng(v, b, "cpu6"), rng(v, b, "imp4"),
                                     rng(v, b, "imp6"), rng(v, b, "ns4"), rng(v, b, "ns6"), rng(v, b, "foreign"),
                                     rng(v, b, "niced")))
+    for v in variants:
+        for b in BUILDS:
+            i4, i6 = med(v, b, "instr4"), med(v, b, "instr6")
+            if i4 is not None and i6 is not None:
+                print("instructions in bgp_rx() %-21s %-9s IPv4 %8.1f M (%5.0f per route)  IPv6 %8.1f M (%5.0f per route)" % (
+                    VNAME[v], b, i4 / 1e6, i4 / want["ipv4"], i6 / 1e6, i6 / want["ipv6"]))
     for f in fails:
         print("FAIL " + f)
     if not fails:
