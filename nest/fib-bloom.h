@@ -146,7 +146,7 @@ struct fib_bloom {
   struct fib_guard head;		/* LPM head guard, with the filter */
   struct fib_band band[FIB_BANDS];	/* LPM length masks, with the filter */
   u16 *cover;				/* IPv4 lengths 0..15 covering each /16; NULL: none */
-  struct fib_roa *roa;			/* ROA index (fib-roa.c), with the filter; NULL: none */
+  struct fib_roa *roa;			/* ROA index (fib-roa.c; IPv6: with the filter); NULL: none */
   u8 roa_nets;				/* A table's ROA FIB: keep a ROA index (fib_roa_attach(), enum fib_roa_attached) */
   u64 len_map[3];			/* Bit L set iff len_count[L] > 0 */
   u32 len_count[FIB_BLOOM_MAX_PXLEN + 1];	/* Prefixes per length */
