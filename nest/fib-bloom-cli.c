@@ -100,12 +100,12 @@ fib_show_one(struct cli *c, rtable *t)
 	       fib_show_frac(fib_bloom_fpr_predicted(b), 6));
   }
 
-  /* An IPv4 ROA index has no need of the filter (fib-roa.c) */
+  /* A ROA index has no need of the filter (fib-roa.c) */
   if (b->roa)
   {
     const struct fib_roa *r = b->roa;
     cli_printf(c, -CLI_FIB, "  ROA index:        %u prefixes with %u valid ROAs (%u prefixes with several), %u bytes%s",
-	       r->groups, r->roas, r->shared, fib_roa_size(r), r->v6 ? "" : ", block masks");
+	       r->groups, r->roas, r->shared, fib_roa_size(r), r->v6 ? ", block masks, /32 masks" : ", block masks");
     cli_printf(c, -CLI_FIB, "  ROA checks:       %lu through the index (%lu candidate prefixes looked up, %lu found)",
 	       r->checks, r->probes, r->found);
   }

@@ -146,7 +146,7 @@ struct fib_bloom {
   struct fib_guard head;		/* LPM head guard, with the filter */
   struct fib_band band[FIB_BANDS];	/* LPM length masks, with the filter */
   u16 *cover;				/* IPv4 lengths 0..15 covering each /16; NULL: none */
-  struct fib_roa *roa;			/* ROA index (fib-roa.c; IPv6: with the filter); NULL: none */
+  struct fib_roa *roa;			/* ROA index (fib-roa.c); NULL: none */
   u8 roa_nets;				/* A table's ROA FIB: keep a ROA index (fib_roa_attach(), enum fib_roa_attached) */
   u64 len_map[3];			/* Bit L set iff len_count[L] > 0 */
   u32 len_count[FIB_BLOOM_MAX_PXLEN + 1];	/* Prefixes per length */
@@ -265,11 +265,10 @@ static inline int fib_bloom_active(const struct fib_bloom *b)
 /* What ROA index a FIB keeps (@roa_nets; fib-roa.h) */
 enum fib_roa_attached {
   FIB_ROA_NONE = 0,			/* None: not a table's ROA FIB, or given up */
-  FIB_ROA_WITH_FILTER,			/* IPv6: with the filter, candidates from its guards */
-  FIB_ROA_OWN,				/* IPv4: from the first check, its own block masks */
+  FIB_ROA_OWN,				/* From the first check, with its own block masks */
 };
 
-/* An IPv4 ROA FIB of a table: its ROA index answers checks, filter or not */
+/* A ROA FIB of a table: its ROA index answers checks, filter or not */
 static inline int fib_bloom_roa_own(const struct fib_bloom *b)
 { return (b->roa_nets == FIB_ROA_OWN) && (b->state != FIB_BLOOM_OFF); }
 
@@ -289,7 +288,7 @@ fib_bloom_tick(struct fib_bloom *b)
  * measured faster than the trie walk for every query kind), without one the
  * trie does, and the lookup counts as a probe missed, so that the policy
  * builds the filter once such lookups come often enough to pay for it.
- * An IPv4 ROA table's checks go to its ROA index (fib-roa.c), filter or not.
+ * A ROA table's checks go to its ROA index (fib-roa.c), filter or not.
  */
 static inline int
 fib_bloom_trie_leads(struct fib_bloom *b)

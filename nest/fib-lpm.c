@@ -494,8 +494,8 @@ lpm_test(struct fib_bloom *b, struct fib_lpm *s, uint k)
  * misses overlap; a caller that stops at the first answer asks for one or
  * two, a caller that needs every covering prefix (ROA) for all.
  */
-static inline __attribute__((always_inline)) void
-lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo, int keys)
+void
+fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr_union *u = (const void *) n;
@@ -505,7 +505,7 @@ lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint l
   fib_bloom_tick(b);
 
   s->n = s->i = s->tested = s->exact = 0;
-  s->active = !keys && fib_bloom_active(b);
+  s->active = fib_bloom_active(b);
 
   if (!lpm_family(n, &v6, &rdh))
     return;
@@ -568,8 +568,6 @@ lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint l
 	s->hash[s->n] = lpm_key(u, v6, rdh, len);
 	__builtin_prefetch(fib_bloom_qblock(b, s->hash[s->n]));
       }
-      else if (keys)
-	s->hash[s->n] = lpm_key(u, v6, rdh, len);
 
       /* The first candidates' buckets at once too: not after the test */
       if (s->n < pre)
@@ -596,8 +594,6 @@ lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint l
 	s->chash[s->n] = lpm_chain_hash(u, v6, len);
 	__builtin_prefetch(fib_slot(f, s->chash[s->n]));
       }
-      if (keys)
-	s->hash[s->n] = lpm_key(u, v6, rdh, len);
       s->len[s->n++] = len;
     }
   }
@@ -624,15 +620,6 @@ lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint l
     if (s->adm[k])
       __builtin_prefetch(*fib_slot(f, s->chash[k]));
 }
-
-void
-fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo)
-{ lpm_init(f, n, s, ahead, lo, 0); }
-
-/* The candidate lengths of fib_lpm_init() (no filter test) with every one's key in @hash */
-static void
-lpm_keys(struct fib *f, const net_addr *n, struct fib_lpm *s)
-{ lpm_init(f, n, s, 0, 0, 1); }
 
 /**
  * fib_lpm_next - next candidate length of a walk
@@ -787,45 +774,6 @@ net_route_bloom(rtable *tab, const net_addr *n, int *done)
   return lpm_route_valid(tab, n, 0);
 }
 
-/*
- * net_roa_check() through the ROA index (fib-roa.c): the slots of all the
- * candidate lengths prefetched at once, then read; no chain, node or route
- */
-static int
-lpm_roa_indexed(struct fib *f, struct fib_roa *r, const net_addr *n, u32 asn)
-{
-  const net_addr_union *u = (const void *) n;
-  struct fib_lpm s;
-  int anything = 0;
-
-  lpm_keys(f, n, &s);
-  for (uint k = 0; k < s.n; k++)
-    __builtin_prefetch(fib_roa_slot(r, s.hash[k] >> r->shift));
-
-  r->checks++;
-  for (uint k = 0; k < s.n; k++)
-  {
-    uint len = s.len[k];
-    const struct fib_roa_slot *sl = r->v6 ?
-      fib_roa_find6(r, s.hash[k], lpm_ip6_trim(u->ip6.prefix, len), len) :
-      fib_roa_find4(r, s.hash[k], ip4_and(u->ip4.prefix, lpm_mask4(len)), len);
-
-    r->probes++;
-    if (!sl)
-    {
-      fib_bloom_probe_missed(f->bloom);
-      continue;
-    }
-
-    r->found++;
-    anything = 1;
-    if (fib_roa_slot_valid(sl, asn, n->pxlen))
-      return ROA_VALID;
-  }
-
-  return anything ? ROA_INVALID : ROA_UNKNOWN;
-}
-
 /**
  * net_roa_check_bloom - net_roa_check() through the FIB's filter
  * @tab: ROA table
@@ -839,9 +787,11 @@ lpm_roa_indexed(struct fib *f, struct fib_roa *r, const net_addr *n, u32 asn)
  * ROA FIB's filter is keyed by prefix and length alone, so it can rule out
  * lengths without knowing the ROAs' ASN or max length. Every covering length
  * may hold a candidate ROA, so all admitted ones are prefetched at once.
- * While the FIB has a ROA index (fib-roa.c), the index's slots of the
- * candidate lengths answer instead, and no chain is walked; an IPv4 one
- * has candidates of its own (fib_roa_check4()) and needs no filter.
+ * A table's ROA FIB has a ROA index instead (fib-roa.c), with candidate
+ * lengths of its own (fib_roa_check4(), fib_roa_check6()): it answers from
+ * the first check, filter or not, and no chain is walked. The filter walk
+ * serves ROA FIBs without one (`bloom off' drops both; a table whose index
+ * was given up; other users of ROA-typed FIBs).
  */
 int
 net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
@@ -850,15 +800,17 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   int v6 = (tab->addr_type == NET_ROA6) && (n->type == NET_IP6);
   const net_addr_union *u = (const void *) n;
 
-  /* An IPv4 ROA table's index answers from the first check, filter or not */
-  if (v4 && fib_bloom_roa_own(tab->fib.bloom) && (n->pxlen <= IP4_MAX_PREFIX_LENGTH) &&
-      ip4_zero(ip4_and(u->ip4.prefix, ip4_not(lpm_mask4(n->pxlen)))))
+  /* A ROA table's index answers from the first check, filter or not */
+  if (fib_bloom_roa_own(tab->fib.bloom) &&
+      (v4 ? ((n->pxlen <= IP4_MAX_PREFIX_LENGTH) && ip4_zero(ip4_and(u->ip4.prefix, ip4_not(lpm_mask4(n->pxlen))))) :
+       (v6 && (n->pxlen <= IP6_MAX_PREFIX_LENGTH) && fib_lpm_canonical(n))))
   {
     struct fib_roa *r = tab->fib.bloom->roa ?: fib_roa_build(&tab->fib);
     if (r)
     {
       *done = 1;
-      return fib_roa_check4(r, u->ip4.prefix, n->pxlen, asn);
+      return v4 ? fib_roa_check4(r, u->ip4.prefix, n->pxlen, asn) :
+	fib_roa_check6(r, &u->ip6.prefix, n->pxlen, asn);
     }
   }
 
@@ -870,10 +822,6 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   }
 
   *done = 1;
-
-  struct fib_roa *r = tab->fib.bloom->roa ?: fib_roa_build(&tab->fib);
-  if (r)
-    return lpm_roa_indexed(&tab->fib, r, n, asn);
 
   struct fib_lpm s;
   int anything = 0, len;

@@ -38,27 +38,33 @@
  * as stock's loop skips it. A ROA whose prefix has host bits set is left
  * out, as no trimmed route prefix can equal it in stock's loop either.
  *
- * Which lengths to look up: an IPv6 check takes the filter's candidates
- * (fib-lpm.c: guards, length masks), so an IPv6 index lives with the
- * filter: the first check that finds the filter built builds the index
- * from the nodes (fib_roa_build()), leaving the active state drops it. An
- * IPv4 index has candidates of its own, one 32-bit mask per /16 of the
- * address space (256 KiB): the lengths of the prefixes with slots that
- * cover the block (exact) or lie inside it (kept loosely: a bit of a slot
- * that went stays until a quarter of the slots' worth has gone, then all
- * are recomputed). Real route prefixes have one or two candidates there,
- * where the filter's machinery took a few hundred instructions to find
- * them (callgrind, AS3856's routes against 303,167 ROAs: 552 instructions
- * per check through the filter's candidates, 308 through the masks; stock's
- * trie walk 630, its FIB loop 805). So an IPv4 index is built by the first
- * check, filter or not (the upkeep policy never sees those checks, and a
- * ROA table builds no filter for them), and kept until `bloom off'. Built
- * at a check, not where the filter is: the upkeep policy may build the
- * filter inside fib_get(), whose new node is linked before its net is
- * cleared, and a walk of the nets then would read that net's stale
- * routes. Only tables attach their ROA FIBs (fib_roa_attach(), from
- * rt_lpm_configure()): other users of ROA-typed FIBs (tests) have no nets
- * behind their nodes.
+ * Which lengths to look up: the index keeps candidates of its own, block
+ * masks. IPv4: one 32-bit mask per /16 of the address space (256 KiB), the
+ * lengths of the prefixes with slots that cover the block (exact) or lie
+ * inside it (kept loosely: a bit of a slot that went stays until a quarter
+ * of the slots' worth has gone, then all are recomputed). Real route
+ * prefixes have one or two candidates there, where the filter's machinery
+ * took a few hundred instructions to find them (callgrind, AS3856's routes
+ * against 303,167 ROAs: 552 instructions per check through the filter's
+ * candidates, 308 through the masks; stock's trie walk 630, its FIB loop
+ * 805). IPv6: the same mask per /16 for lengths 1-16; for lengths 17-80 a
+ * 64-bit word per /32, hashed into 2^16 words (512 KiB), set by prefixes
+ * of 17-32 bits in every /32 they cover (a /19 in 8192 of them) and by
+ * longer ones in the /32 they lie in; lengths 81-128 in one word for the
+ * table. Real ROA6 prefixes are /19-/48, nearly all inside one /32 or
+ * covering a few: on the 2017 VRP set a check of a tier-1 route had 708
+ * instructions through the filter's candidates against stock's trie walk's
+ * 687 (a small trie that stays in the cache). A hash collision or a stale
+ * bit only adds a candidate whose slot is not there.
+ *
+ * So the index is built by the first check, filter or not (the upkeep
+ * policy never sees those checks, and a ROA table builds no filter for
+ * them), and kept until `bloom off'. Built at a check, not where the filter
+ * is: the upkeep policy may build the filter inside fib_get(), whose new
+ * node is linked before its net is cleared, and a walk of the nets then
+ * would read that net's stale routes. Only tables attach their ROA FIBs
+ * (fib_roa_attach(), from rt_lpm_configure()): other users of ROA-typed
+ * FIBs (tests) have no nets behind their nodes.
  *
  * A slot counts up to %FIB_ROA_MAX_SHARED ROAs of its prefix. A table that
  * gets more for one prefix drops its index for good (logged) and its
@@ -89,7 +95,29 @@ static inline u32
 blk_bit(uint len)
 { return 1U << (len - 1); }
 
-/* Block masks: prefix @a/@len got a slot (@on) or lost it */
+/* Top 32 bits of a slot's prefix: the IPv4 prefix, an IPv6 one's first word */
+static inline u32
+slot_top(const struct fib_roa *r, const struct fib_roa_slot *s)
+{ return r->v6 ? s->px6[0].addr[0] : s->px4; }
+
+/* IPv6 masks: prefix @a/@len (17-128; @a: its top 32 bits) got a slot */
+static void
+blk6_add(struct fib_roa *r, u32 a, uint len)
+{
+  if (len > FIB_ROA_NEAR6)
+  {
+    r->far |= 1ULL << (len - FIB_ROA_NEAR6 - 1);
+    return;
+  }
+
+  /* A prefix of up to 32 bits marks every /32 it covers (2^15 at most) */
+  u64 bit = 1ULL << (len - 17);
+  u32 n = (len < 32) ? (1U << (32 - len)) : 1;
+  for (u32 i = 0; i < n; i++)
+    r->blk6[fib_roa_blk6(a + i)] |= bit;
+}
+
+/* Block masks: prefix @a/@len (@a: its top 32 bits) got a slot (@on) or lost it */
 static void
 blk_update(struct fib_roa *r, u32 a, uint len, int on)
 {
@@ -101,10 +129,12 @@ blk_update(struct fib_roa *r, u32 a, uint len, int on)
 
   if (len > FIB_ROA_BLOCK_BITS)
   {
-    if (on)
-      r->blk[a >> FIB_ROA_BLOCK_BITS] |= blk_bit(len);
-    else
+    if (!on)
       r->stale++;
+    else if (r->v6)
+      blk6_add(r, a, len);
+    else
+      r->blk[a >> FIB_ROA_BLOCK_BITS] |= blk_bit(len);
     return;
   }
 
@@ -117,33 +147,37 @@ blk_update(struct fib_roa *r, u32 a, uint len, int on)
       r->blk[i] &= ~blk_bit(len);
 }
 
-/* Block masks of the slots in use, into @blk (and @len0) */
+/* Block masks of the slots in use, into @t (its @blk, @blk6 given) */
 static void
-blk_compute(const struct fib_roa *r, u32 *blk, u8 *len0)
+blk_compute(const struct fib_roa *r, struct fib_roa *t)
 {
-  struct fib_roa t = { .blk = blk };
-  memset(blk, 0, FIB_ROA_BLOCKS * sizeof(u32));
+  t->v6 = r->v6;
+  t->len0 = 0;
+  t->far = 0;
+  memset(t->blk, 0, FIB_ROA_BLOCKS * sizeof(u32));
+  if (t->v6)
+    memset(t->blk6, 0, FIB_ROA_BLOCKS6 * sizeof(u64));
+
   for (u32 i = 0; i <= r->mask; i++)
   {
     const struct fib_roa_slot *s = fib_roa_slot(r, i);
     if (s->n)
-      blk_update(&t, s->px4, s->pxlen, 1);
+      blk_update(t, slot_top(r, s), s->pxlen, 1);
   }
-  *len0 = t.len0;
 }
 
 /*
- * Bits of lengths 17-32 stay set when their slots go (clearing one would
- * need to know that no other prefix of that length in the block has one):
- * recomputed from the slots once they are more than a quarter of the slots
- * in use, so the extra candidates they cause stay few.
+ * Bits of lengths 17 and longer stay set when their slots go (clearing one
+ * would need to know that no other prefix of that length in the block has
+ * one): recomputed from the slots once they are more than a quarter of the
+ * slots in use, so the extra candidates they cause stay few.
  */
 static inline void
 blk_tidy(struct fib_roa *r)
 {
   if (r->stale > r->groups / 4 + 64)
   {
-    blk_compute(r, r->blk, &r->len0);
+    blk_compute(r, r);
     r->stale = 0;
   }
 }
@@ -215,10 +249,8 @@ roa_add(struct fib *f, struct fib_roa *r, const net_addr *a, u64 h, u64 e)
     if (r->v6)
       s->px6[0] = u->roa6.prefix;
     else
-    {
       s->px4 = ip4_to_u32(u->roa4.prefix);
-      blk_update(r, s->px4, s->pxlen, 1);
-    }
+    blk_update(r, slot_top(r, s), s->pxlen, 1);
 
     if (2 * ++r->groups > r->mask + 1)
       roa_resize(f, r, r->order + 1);
@@ -287,12 +319,10 @@ roa_del(struct fib *f, struct fib_roa *r, const net_addr *a, u64 h, u64 e)
 
   if (s->n == 1)
   {
-    if (!r->v6)
-      blk_update(r, s->px4, s->pxlen, 0);
+    blk_update(r, slot_top(r, s), s->pxlen, 0);
     roa_clear(r, s);
     r->groups--;
-    if (!r->v6)
-      blk_tidy(r);
+    blk_tidy(r);
     if ((r->order > FIB_ROA_MIN_ORDER) && (8 * r->groups < r->mask + 1))
       roa_resize(f, r, r->order - 1);
     return;
@@ -379,8 +409,9 @@ roa_new(struct fib *f, const net_addr **over)
     order++;
 
   r->v6 = (f->addr_type == NET_ROA6);
-  if (!r->v6)
-    r->blk = mb_allocz(f->fib_pool, FIB_ROA_BLOCKS * sizeof(u32));
+  r->blk = mb_allocz(f->fib_pool, FIB_ROA_BLOCKS * sizeof(u32));
+  if (r->v6)
+    r->blk6 = mb_allocz(f->fib_pool, FIB_ROA_BLOCKS6 * sizeof(u64));
   roa_alloc(f, r, order);
 
   uint chains = fib_chains(f);
@@ -418,8 +449,9 @@ roa_release(struct fib_roa *r)
   }
 
   mb_free(r->slots);
-  if (r->blk)
-    mb_free(r->blk);
+  mb_free(r->blk);
+  if (r->blk6)
+    mb_free(r->blk6);
   mb_free(r);
 }
 
@@ -427,14 +459,13 @@ roa_release(struct fib_roa *r)
  * fib_roa_attach - keep a ROA index for a table's ROA FIB
  * @f: the FIB of a roa4 or roa6 table (its nodes are nets)
  *
- * From then on the first check builds the index (fib_roa_build()): an IPv4
- * one at once, an IPv6 one once the FIB has a filter.
+ * From then on the first check builds the index (fib_roa_build()).
  */
 void
 fib_roa_attach(struct fib *f)
 {
   if (net_val_match(f->addr_type, NB_ROA))
-    f->bloom->roa_nets = (f->addr_type == NET_ROA4) ? FIB_ROA_OWN : FIB_ROA_WITH_FILTER;
+    f->bloom->roa_nets = FIB_ROA_OWN;
 }
 
 /**
@@ -442,34 +473,31 @@ fib_roa_attach(struct fib *f)
  * @f: ROA FIB
  *
  * Called by net_roa_check(), outside any FIB update. Returns the index, or
- * NULL if the FIB is not attached, has `bloom off', or (IPv6) has no filter.
+ * NULL if the FIB is not attached or has `bloom off'.
  */
 struct fib_roa *
 fib_roa_build(struct fib *f)
 {
   struct fib_bloom *b = f->bloom;
   const net_addr *over = NULL;
-  int can = (b->roa_nets == FIB_ROA_OWN) ? (b->state != FIB_BLOOM_OFF) :
-    (b->roa_nets == FIB_ROA_WITH_FILTER) && fib_bloom_active(b);
 
-  if (!b->roa && can && !(b->roa = roa_new(f, &over)))
+  if (!b->roa && fib_bloom_roa_own(b) && !(b->roa = roa_new(f, &over)))
     roa_give_up(f, over);
 
   return b->roa;
 }
 
 /**
- * fib_roa_state - the FIB's filter was built or dropped
+ * fib_roa_state - the FIB's filter state changed
  * @f: FIB
  *
- * An index whose candidates come from the filter's guards (IPv6) goes with
- * the filter; one with its own block masks (IPv4) only with `bloom off'.
+ * The index has candidates of its own (block masks) and does not follow
+ * the filter: it goes with `bloom off' only.
  */
 void
 fib_roa_state(struct fib *f)
 {
-  struct fib_bloom *b = f->bloom;
-  if ((b->state == FIB_BLOOM_OFF) || ((b->roa_nets != FIB_ROA_OWN) && !fib_bloom_active(b)))
+  if (f->bloom->state == FIB_BLOOM_OFF)
     fib_roa_free(f);
 }
 
@@ -520,6 +548,81 @@ fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn)
   for (uint k = 0; k < n; k++)
   {
     const struct fib_roa_slot *s = fib_roa_find4(r, h[k], ip4_from_u32(key[k]), len[k]);
+    if (!s)
+      continue;
+
+    r->found++;
+    anything = 1;
+    if (fib_roa_slot_valid(s, asn, pxlen))
+      return ROA_VALID;
+  }
+
+  return anything ? ROA_INVALID : ROA_UNKNOWN;
+}
+
+/* Top half (@hi) or bottom half (@lo) of an IPv6 prefix trimmed to @len */
+static inline u64
+trim_hi(u64 hi, uint len)
+{ return (len >= 64) ? hi : len ? (hi & (~0ULL << (64 - len))) : 0; }
+
+static inline u64
+trim_lo(u64 lo, uint len)
+{ return (len <= 64) ? 0 : (len >= 128) ? lo : (lo & (~0ULL << (128 - len))); }
+
+/**
+ * fib_roa_check6 - RFC 6483 validation of an IPv6 network by the index
+ * @r: index of a ROA6 FIB
+ * @px: prefix of the network (no host bits)
+ * @pxlen: its length (0-128)
+ * @asn: origin AS, 0 if unknown
+ *
+ * As fib_roa_check4(), with the candidates from @far (lengths 81-128), the
+ * word of @blk6 for @px's /32 (17-80), the block mask of its /16 (1-16),
+ * and the /0. The slot keys are the filter's (fib_bloom_key_ip6()),
+ * computed from the trimmed halves.
+ */
+int
+fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
+{
+  u64 hi = ((u64) px->addr[0] << 32) | px->addr[1];
+  u64 lo = ((u64) px->addr[2] << 32) | px->addr[3];
+  u32 top = px->addr[0];
+  u64 h[FIB_BLOOM_MAX_PXLEN + 2];
+  u8 len[FIB_BLOOM_MAX_PXLEN + 2];
+  uint n = 0;
+
+  /* Candidate lengths, longest first */
+  u64 far = (pxlen > FIB_ROA_NEAR6) ? (r->far & ((1ULL << (pxlen - FIB_ROA_NEAR6)) - 1)) : 0;
+  for (; far; far &= ~(1ULL << (63 - __builtin_clzll(far))))
+    len[n++] = FIB_ROA_NEAR6 + 1 + (63 - __builtin_clzll(far));
+
+  uint near = MIN(pxlen, FIB_ROA_NEAR6);
+  u64 m6 = (near > 16) ? (r->blk6[fib_roa_blk6(top)] & (~0ULL >> (64 - (near - 16)))) : 0;
+  for (; m6; m6 &= ~(1ULL << (63 - __builtin_clzll(m6))))
+    len[n++] = 17 + (63 - __builtin_clzll(m6));
+
+  u32 m = r->blk[top >> FIB_ROA_BLOCK_BITS] & (pxlen ? (0xffffU >> (16 - MIN(pxlen, 16))) : 0);
+  for (; m; m &= ~(1U << (31 - __builtin_clz(m))))
+    len[n++] = 32 - __builtin_clz(m);
+
+  if (r->len0)
+    len[n++] = 0;
+
+  for (uint k = 0; k < n; k++)
+  {
+    h[k] = fib_bloom_key_ip6_halves(fib_bloom_ip6_order(trim_hi(hi, len[k])),
+				    fib_bloom_ip6_order(trim_lo(lo, len[k])), len[k]);
+    __builtin_prefetch(fib_roa_slot(r, h[k] >> r->shift));
+  }
+
+  int anything = 0;
+  r->checks++;
+  r->probes += n;
+  for (uint k = 0; k < n; k++)
+  {
+    u64 th = trim_hi(hi, len[k]), tl = trim_lo(lo, len[k]);
+    ip6_addr key = ip6_build(th >> 32, th, tl >> 32, tl);
+    const struct fib_roa_slot *s = fib_roa_find6(r, h[k], key, len[k]);
     if (!s)
       continue;
 
@@ -606,12 +709,14 @@ fib_roa_exact(struct fib *f)
   ok = ok && (used == r->groups);
 
   /* Block masks: exact for lengths 1-16, at least the slots' for the others */
-  if (ok && !r->v6)
+  if (ok)
   {
     u32 exact = blk_bit(FIB_ROA_BLOCK_BITS + 1) - 1;
     for (u32 i = 0; ok && (i < FIB_ROA_BLOCKS); i++)
       ok = ((r->blk[i] & exact) == (t->blk[i] & exact)) && ((r->blk[i] & t->blk[i]) == t->blk[i]);
-    ok = ok && (r->len0 == t->len0);
+    for (u32 i = 0; ok && r->v6 && (i < FIB_ROA_BLOCKS6); i++)
+      ok = ((r->blk6[i] & t->blk6[i]) == t->blk6[i]);
+    ok = ok && (r->len0 == t->len0) && ((r->far & t->far) == t->far);
   }
 
   roa_release(t);
@@ -624,7 +729,8 @@ fib_roa_size(const struct fib_roa *r)
   if (!r)
     return 0;
 
-  uint size = sizeof(struct fib_roa) + (roa_slot_size(r) << r->order) + (r->blk ? FIB_ROA_BLOCKS * sizeof(u32) : 0);
+  uint size = sizeof(struct fib_roa) + (roa_slot_size(r) << r->order) + FIB_ROA_BLOCKS * sizeof(u32) +
+    (r->blk6 ? FIB_ROA_BLOCKS6 * sizeof(u64) : 0);
   for (u32 i = 0; i <= r->mask; i++)
   {
     const struct fib_roa_slot *s = fib_roa_slot(r, i);

@@ -39,25 +39,39 @@ struct fib_roa_slot {
 };
 
 /*
- * IPv4 block masks: one word per /16 of the address space (block), bit L-1
- * for length L. Bits of lengths 1-16 are exact: set while the prefix of
- * that length covering the block has a slot. Bits of lengths 17-32 say
- * that a prefix of that length inside the block may have one: set when a
- * slot comes, left set when it goes (@stale counts those) until the masks
- * are recomputed. A /0 has @len0.
+ * Block masks: the candidate lengths of a check, kept beside the slots.
+ * One word per /16 of the address space (block; IPv6: the top 16 bits), bit
+ * L-1 for length L. Bits of lengths 1-16 are exact: set while the prefix of
+ * that length covering the block has a slot. Bits of longer lengths say
+ * that a prefix of that length may have one: set when a slot comes, left
+ * set when it goes (@stale counts those) until the masks are recomputed.
+ * IPv4: bits 17-32 of a word, prefixes inside the block. IPv6: a word per
+ * /32, hashed (@blk6, bit L-17 for lengths 17-80; prefixes of 17-32 that
+ * cover the /32, longer ones inside it), and @far for lengths 81-128
+ * (bit L-81), one for the whole table. A /0 has @len0.
  */
 #define FIB_ROA_BLOCK_BITS	16
 #define FIB_ROA_BLOCKS		(1U << FIB_ROA_BLOCK_BITS)
+#define FIB_ROA_BLOCK6_BITS	16
+#define FIB_ROA_BLOCKS6		(1U << FIB_ROA_BLOCK6_BITS)
+#define FIB_ROA_NEAR6		80	/* IPv6: longest length of @blk6 */
+
+/* Word of @blk6 of the /32 whose top 32 bits are @top */
+static inline u32
+fib_roa_blk6(u32 top)
+{ return (top * 0x9e3779b1U) >> (32 - FIB_ROA_BLOCK6_BITS); }
 
 struct fib_roa {
   byte *slots;
-  u32 *blk;				/* IPv4: block masks, %FIB_ROA_BLOCKS */
+  u32 *blk;				/* Block masks, %FIB_ROA_BLOCKS */
+  u64 *blk6;				/* IPv6: masks per hashed /32, %FIB_ROA_BLOCKS6 */
+  u64 far;				/* IPv6: lengths 81-128 */
   u32 order;				/* 2^order slots */
   u32 shift;				/* 64 - order: home slot = key >> shift */
   u32 mask;				/* 2^order - 1 */
   u8 v6;				/* 32-byte slots with @px6 */
-  u8 len0;				/* IPv4: the /0 has a slot */
-  u32 stale;				/* IPv4: mask bits of slots gone, not yet cleared */
+  u8 len0;				/* The /0 has a slot */
+  u32 stale;				/* Mask bits of slots gone, not yet cleared */
   u32 groups;				/* Slots in use */
   u32 roas;				/* ROAs with a valid route */
   u32 shared;				/* Groups of more than one ROA */
@@ -94,17 +108,17 @@ fib_roa_slot_valid(const struct fib_roa_slot *s, u32 asn, uint pxlen)
 
 /*
  * Life cycle: a table's ROA FIB is attached (its nodes are nets); then the
- * first check builds the index: an IPv4 one at once, kept until `bloom off';
- * an IPv6 one once the FIB has a filter, dropped with the filter
- * (fib_roa_state(), from fib-bloom.c); enum fib_roa_attached in fib-bloom.h
+ * first check builds the index, kept until `bloom off' (fib_roa_state(),
+ * from fib-bloom.c); enum fib_roa_attached in fib-bloom.h
  */
 void fib_roa_attach(struct fib *f);
 struct fib_roa *fib_roa_build(struct fib *f);
 void fib_roa_free(struct fib *f);
-void fib_roa_state(struct fib *f);		/* The filter was built or dropped */
+void fib_roa_state(struct fib *f);		/* The filter's state changed */
 
-/* RFC 6483 verdict (ROA_VALID, ...) of IPv4 @px/@pxlen (no host bits) by origin @asn */
+/* RFC 6483 verdict (ROA_VALID, ...) of @px/@pxlen (no host bits) by origin @asn */
 int fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn);
+int fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn);
 
 /* A ROA net's valid route appeared (@valid) or went (rt_lpm_net_changed()) */
 void fib_roa_changed(struct fib *f, const net_addr *roa, int valid);

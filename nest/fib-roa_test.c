@@ -45,8 +45,9 @@ static const struct fib_bloom_config cf_on = { .enabled = 1, .hashes = 5, .count
 static const struct fib_bloom_config cf_off = { .enabled = 0, .hashes = 5, .counters = 10 };
 
 /* Sparse universes (t_sparse()): IPv4 ROAs anywhere, a quarter of them /16
- * or shorter, so that most routes have one covering ROA prefix, whose
- * candidate length a check must not miss */
+ * or shorter; IPv6 ROAs anywhere in 2000::/3, a quarter of them /16-/32
+ * (shorter ones would cover most of it); so that most routes have one
+ * covering ROA prefix, whose candidate length a check must not miss */
 static int sparse;
 
 /* A ROA of a few nested blocks; now and then one with host bits set */
@@ -59,6 +60,13 @@ rnd_roa(net_addr_union *r, int v6)
     uint len = bt_random_n(4) ? 17 + bt_random_n(16) : bt_random_n(17);
     ip4_addr a = ip4_and(ip4_from_u32(bt_random()), ip4_mkmask(len));
     net_fill_roa4(&r->n, a, len, len + bt_random_n(33 - len), asn);
+  }
+  else if (sparse)
+  {
+    uint len = bt_random_n(4) ? 33 + bt_random_n(96) : 16 + bt_random_n(17);
+    ip6_addr a = ip6_build(0x20000000 | (bt_random() & 0x1fffffff), bt_random(), bt_random(), bt_random());
+    a = ip6_and(a, ip6_mkmask(len));
+    net_fill_roa6(&r->n, a, len, len + bt_random_n(129 - len), asn);
   }
   else if (!v6)
   {
@@ -231,7 +239,7 @@ check_all(struct roa_set *s, int v6, const char *when)
   }
 
   int exact = fib_roa_exact(&s->tab->fib);
-  if (r && !v6)
+  if (r)
     bt_assert_msg(r->stale <= r->groups / 4 + 64, "%s: %u stale block mask bits for %u slots", when, r->stale, r->groups);
   bt_assert_msg(!bad, "%s, %s: %u of %u verdicts (index or filter walk) differ from stock's", v6 ? "IPv6" : "IPv4", when, bad, QUERIES);
   bt_assert_msg(exact, "%s, %s: the index differs from one built from the nodes", v6 ? "IPv6" : "IPv4", when);
@@ -319,16 +327,15 @@ t_churn(void)
     first_check(&s, v6);
     ok &= check_all(&s, v6, "bloom on again");
 
-    /* Left to the policy: an IPv4 index comes with the first check, without
-     * a filter; an IPv6 one once checks make the policy build the filter */
+    /* Left to the policy: the index comes with the first check, without
+     * a filter */
     fib_bloom_configure(f, &cf_off);
     fib_bloom_pin(f, 0);
     fib_bloom_configure(f, &cf_on);
     bt_assert(!f->bloom->roa);
-    if (!v6)
     {
       first_check(&s, v6);
-      bt_assert_msg(!fib_bloom_active(f->bloom), "IPv4: the first check built the filter, not only the index");
+      bt_assert_msg(!fib_bloom_active(f->bloom), "%s: the first check built the filter, not only the index", v6 ? "IPv6" : "IPv4");
       churn(&s, s.n / 16, 4);
       ok &= check_all(&s, v6, "index without a filter");
 
@@ -346,9 +353,9 @@ t_churn(void)
 	  stale_max = MAX(stale_max, f->bloom->roa->stale);
 	}
       }
-      bt_assert_msg(tidied, "IPv4: stale block mask bits never recomputed (up to %u)", stale_max);
+      bt_assert_msg(tidied, "%s: stale block mask bits never recomputed (up to %u)", v6 ? "IPv6" : "IPv4", stale_max);
       ok &= check_all(&s, v6, "long prefixes churned");
-      bt_assert_msg(!fib_bloom_active(f->bloom) || f->bloom->roa, "IPv4: the index went with the filter policy");
+      bt_assert_msg(!fib_bloom_active(f->bloom) || f->bloom->roa, "%s: the index went with the filter policy", v6 ? "IPv6" : "IPv4");
     }
     for (uint round = 0; (round < 64) && !f->bloom->roa; round++)
     {
@@ -440,11 +447,12 @@ t_crowded(void)
 }
 
 /*
- * IPv4 block masks where they decide: sparse ROAs, most routes covered by
- * one ROA prefix only, so a candidate length missing from a mask changes
- * the verdict. ROAs of /17 and longer come and go (their mask bits go
- * stale and are recomputed), /16 and shorter ones too (their bits cleared
- * at once).
+ * Block masks where they decide: sparse ROAs, most routes covered by one
+ * ROA prefix only, so a candidate length missing from a mask changes the
+ * verdict. ROAs of /17 and longer come and go (their mask bits go stale
+ * and are recomputed), /16 and shorter ones too (their bits cleared at
+ * once). IPv6: ROAs of /17-/32 mark every /32 they cover, longer ones the
+ * /32 they lie in, those past /80 the table's far mask.
  */
 static int
 t_sparse(void)
@@ -453,28 +461,32 @@ t_sparse(void)
   config = config_alloc("");
   sparse = 1;
 
-  struct roa_set s;
-  set_new(&s, 0);
-  struct fib *f = &s.tab->fib;
   int ok = 1;
-
-  churn(&s, 2 * s.n, 6);
-  first_check(&s, 0);
-  bt_assert_msg(!fib_bloom_active(f->bloom), "IPv4: the first check built the filter, not only the index");
-  ok &= check_all(&s, 0, "sparse");
-
-  for (uint round = 0; round < 4; round++)
+  for (int v6 = 0; v6 < 2; v6++)
   {
-    for (uint k = 0; k < s.n / 2; k++)
+    struct roa_set s;
+    set_new(&s, v6);
+    struct fib *f = &s.tab->fib;
+
+    churn(&s, 2 * s.n, 6);
+    first_check(&s, v6);
+    bt_assert_msg(!fib_bloom_active(f->bloom), "%s: the first check built the filter, not only the index", v6 ? "IPv6" : "IPv4");
+    ok &= check_all(&s, v6, "sparse");
+
+    for (uint round = 0; round < 4; round++)
     {
-      uint i = bt_random_n(s.n);
-      roa_to(&s, i, (s.state[i] == R_VALID) ? bt_random_n(4) : R_VALID);
+      for (uint k = 0; k < s.n / 2; k++)
+      {
+	uint i = bt_random_n(s.n);
+	roa_to(&s, i, (s.state[i] == R_VALID) ? bt_random_n(4) : R_VALID);
+      }
+      ok &= check_all(&s, v6, "sparse, churned");
     }
-    ok &= check_all(&s, 0, "sparse, churned");
+
+    rfree(s.tab->rp);
   }
 
   sparse = 0;
-  rfree(s.tab->rp);
   bt_bird_cleanup();
   return ok;
 }
@@ -485,7 +497,7 @@ main(int argc, char *argv[])
   bt_init(argc, argv);
 
   bt_test_suite(t_churn, "ROA index against brute-force RFC 6483 verdicts under churn, resizes and filter changes");
-  bt_test_suite(t_sparse, "IPv4 block masks on sparse ROAs: no candidate length missed, stale bits recomputed");
+  bt_test_suite(t_sparse, "Block masks on sparse IPv4 and IPv6 ROAs: no candidate length missed, stale bits recomputed");
   bt_test_suite(t_crowded, "A prefix with more ROAs than a slot counts: the index is dropped, checks stay exact");
 
   return bt_exit_value();

@@ -251,8 +251,8 @@ check "ROA tables without the engine again: answers identical to stock" diff -u 
 
 # --- ROA tables without an engine: the FIB's ROA index (nest/fib-roa.c) -----
 # Each `show route ... where roa_check()' checks every route of master4; the
-# first check builds r4's ROA index (an IPv4 one: with block masks of its
-# own, no filter needed), which rte_announce() keeps from then on.
+# first check builds r4's ROA index (with block masks of its own, no filter
+# needed), which rte_announce() keeps from then on.
 roa_nets() {  # roa_nets P|S ASN VERDICT: the networks of master4 with that verdict
   "$1" show route table master4 where "roa_check(r4, net, $2) = $3" | awk '$1 ~ /^[0-9]/ {print $1}' | sort
 }
@@ -280,6 +280,22 @@ sed -i '/route 10\.[0-9]*\.[0-9]*\.0\/24 max 24 as 64511;/d' "$WORK/p.conf" "$WO
 P configure > /dev/null; S configure > /dev/null; sleep 1
 echo "  after withdrawing the /24 ROAs: $(P show fib r4 | grep -E 'ROA index' | tr -s ' ')"
 roa_index_same "/24 ROAs withdrawn"
+
+# The IPv6 index: built by the first check as well, with its own block masks
+# and a mask per /32 (no filter needed); verdicts of every master6 route
+roa_nets6() {  # roa_nets6 P|S ASN VERDICT
+  "$1" show route table master6 where "roa_check(r6, net, $2) = $3" | awk '$1 ~ /:/ {print $1}' | sort
+}
+P show route table master6 where "roa_check(r6, net, 64500) = ROA_VALID" count > /dev/null
+fib6=$(P show fib r6); echo "$fib6" | grep -E "Bloom filter|ROA"
+check "a check built r6's ROA index, with its /32 masks" grep -qE "ROA index: *[1-9][0-9]* prefixes with [1-9][0-9]* valid ROAs.*/32 masks" <<< "$fib6"
+for asn in 0 64500 64503 64510 64511; do
+  for v in ROA_VALID ROA_INVALID ROA_UNKNOWN; do
+    roa_nets6 S "$asn" "$v" > "$WORK/sv.out"; roa_nets6 P "$asn" "$v" > "$WORK/pv.out"
+    check "IPv6 ROA index: roa_check(r6, net, $asn) = $v for the same $(wc -l < "$WORK/sv.out") routes as stock" diff -u "$WORK/sv.out" "$WORK/pv.out"
+  done
+done
+check "show fib r6: checks went through the index" grep -qE "ROA checks: *[1-9][0-9]* through the index" <<< "$(P show fib r6)"
 
 # Bad birdc arguments: errors, not crashes
 for cmd in "show lpm nosuchtable" "show lpm benchmark master4 5" "show lpm benchmark" "show lpm benchmark master4" "show lpm master4 master6"; do

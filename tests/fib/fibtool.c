@@ -411,23 +411,29 @@ COUNT_OP(roa_check_trie, roa, net_roa_check(trt, q, asn))
 
 #ifdef BLOOMBIRD
 /*
- * Lookups in the trie tables until the policy has built their filters: a
- * table with a trie lets its trie lead only while it has none, and counts
- * those lookups towards building one (fib_bloom_trie_leads()).
+ * Lookups in the trie tables until they are what a busy table would be:
+ * the IP table's filter built by the policy (a table with a trie lets its
+ * trie lead only while it has none, and counts those lookups towards
+ * building one: fib_bloom_trie_leads()), the ROA table's index built by
+ * its first check (fib-roa.c; it needs no filter).
  */
+static int
+trie_tables_ready(void)
+{ return fib_bloom_active(tt->fib.bloom) && trt->fib.bloom->roa; }
+
 static void
 warm_trie_tables(void)
 {
   uint k;
-  for (k = 0; (k < 64) && !(fib_bloom_active(tt->fib.bloom) && fib_bloom_active(trt->fib.bloom)); k++)
+  for (k = 0; (k < 64) && !trie_tables_ready(); k++)
     for (uint i = 0; i < in.n; i++)
     {
       sink += (uintptr_t) net_route(tt, &in.q[i].n);
       sink += net_roa_check(trt, &roa.q[i].n, roa.asn[i]);
     }
 
-  fprintf(stderr, "fibtool: trie tables' filters %s after %u passes\n",
-	  (fib_bloom_active(tt->fib.bloom) && fib_bloom_active(trt->fib.bloom)) ? "built" : "NOT built", k);
+  fprintf(stderr, "fibtool: trie tables' filter and ROA index %s after %u passes\n",
+	  trie_tables_ready() ? "built" : "NOT built", k);
 }
 #endif
 
