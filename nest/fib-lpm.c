@@ -801,16 +801,24 @@ net_roa_check_bloom(rtable *tab, const net_addr *n, u32 asn, int *done)
   const net_addr_union *u = (const void *) n;
 
   /* A ROA table's index answers from the first check, filter or not */
-  if (fib_bloom_roa_own(tab->fib.bloom) &&
-      (v4 ? ((n->pxlen <= IP4_MAX_PREFIX_LENGTH) && ip4_zero(ip4_and(u->ip4.prefix, ip4_not(lpm_mask4(n->pxlen))))) :
-       (v6 && (n->pxlen <= IP6_MAX_PREFIX_LENGTH) && fib_lpm_canonical(n))))
+  if (v4 && fib_bloom_roa_own(tab->fib.bloom) && (n->pxlen <= IP4_MAX_PREFIX_LENGTH) &&
+      ip4_zero(ip4_and(u->ip4.prefix, ip4_not(lpm_mask4(n->pxlen)))))
   {
     struct fib_roa *r = tab->fib.bloom->roa ?: fib_roa_build(&tab->fib);
     if (r)
     {
       *done = 1;
-      return v4 ? fib_roa_check4(r, u->ip4.prefix, n->pxlen, asn) :
-	fib_roa_check6(r, &u->ip6.prefix, n->pxlen, asn);
+      return fib_roa_check4(r, u->ip4.prefix, n->pxlen, asn);
+    }
+  }
+
+  if (v6 && fib_bloom_roa_own(tab->fib.bloom) && (n->pxlen <= IP6_MAX_PREFIX_LENGTH) && fib_lpm_canonical(n))
+  {
+    struct fib_roa *r = tab->fib.bloom->roa ?: fib_roa_build(&tab->fib);
+    if (r)
+    {
+      *done = 1;
+      return fib_roa_check6(r, &u->ip6.prefix, n->pxlen, asn);
     }
   }
 

@@ -147,22 +147,21 @@ blk_update(struct fib_roa *r, u32 a, uint len, int on)
       r->blk[i] &= ~blk_bit(len);
 }
 
-/* Block masks of the slots in use, into @t (its @blk, @blk6 given) */
+/* Block masks of the slots in use, recomputed */
 static void
-blk_compute(const struct fib_roa *r, struct fib_roa *t)
+blk_compute(struct fib_roa *r)
 {
-  t->v6 = r->v6;
-  t->len0 = 0;
-  t->far = 0;
-  memset(t->blk, 0, FIB_ROA_BLOCKS * sizeof(u32));
-  if (t->v6)
-    memset(t->blk6, 0, FIB_ROA_BLOCKS6 * sizeof(u64));
+  r->len0 = 0;
+  r->far = 0;
+  memset(r->blk, 0, FIB_ROA_BLOCKS * sizeof(u32));
+  if (r->v6)
+    memset(r->blk6, 0, FIB_ROA_BLOCKS6 * sizeof(u64));
 
   for (u32 i = 0; i <= r->mask; i++)
   {
     const struct fib_roa_slot *s = fib_roa_slot(r, i);
     if (s->n)
-      blk_update(t, slot_top(r, s), s->pxlen, 1);
+      blk_update(r, slot_top(r, s), s->pxlen, 1);
   }
 }
 
@@ -177,7 +176,7 @@ blk_tidy(struct fib_roa *r)
 {
   if (r->stale > r->groups / 4 + 64)
   {
-    blk_compute(r, r);
+    blk_compute(r);
     r->stale = 0;
   }
 }
