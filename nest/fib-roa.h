@@ -17,7 +17,7 @@ struct fib;
  * One slot per distinct ROA prefix (prefix and length) that has at least one
  * ROA with a valid route: its ROAs' origins and max lengths, inline for one
  * ROA, in an array for more. Open addressing with linear probing, at most
- * half full, home slot from the top bits of the prefix's filter key
+ * 3/4 full, home slot from the top bits of the prefix's filter key
  * (fib_bloom_key_ip4(), fib_bloom_key_ip6()). IPv4 tables use 16-byte
  * slots, IPv6 ones 32 (the prefix follows in @px6).
  */
