@@ -503,6 +503,21 @@ fib_roa_state(struct fib *f)
     fib_roa_free(f);
 }
 
+/*
+ * A candidate's slot @s (NULL: none) seen by a check: 1 if one of its ROAs
+ * makes the route valid; @anything set if it has any (then at least invalid)
+ */
+static inline int
+roa_seen(struct fib_roa *r, const struct fib_roa_slot *s, u32 asn, uint pxlen, int *anything)
+{
+  if (!s)
+    return 0;
+
+  r->found++;
+  *anything = 1;
+  return fib_roa_slot_valid(s, asn, pxlen);
+}
+
 /**
  * fib_roa_check4 - RFC 6483 validation of an IPv4 network by the index
  * @r: index of a ROA4 FIB
@@ -548,16 +563,8 @@ fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn)
   r->checks++;
   r->probes += n;
   for (uint k = 0; k < n; k++)
-  {
-    const struct fib_roa_slot *s = fib_roa_find4(r, h[k], ip4_from_u32(key[k]), len[k]);
-    if (!s)
-      continue;
-
-    r->found++;
-    anything = 1;
-    if (fib_roa_slot_valid(s, asn, pxlen))
+    if (roa_seen(r, fib_roa_find4(r, h[k], ip4_from_u32(key[k]), len[k]), asn, pxlen, &anything))
       return ROA_VALID;
-  }
 
   return anything ? ROA_INVALID : ROA_UNKNOWN;
 }
@@ -624,13 +631,7 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
   {
     u64 th = trim_hi(hi, len[k]), tl = trim_lo(lo, len[k]);
     ip6_addr key = ip6_build(th >> 32, th, tl >> 32, tl);
-    const struct fib_roa_slot *s = fib_roa_find6(r, h[k], key, len[k]);
-    if (!s)
-      continue;
-
-    r->found++;
-    anything = 1;
-    if (fib_roa_slot_valid(s, asn, pxlen))
+    if (roa_seen(r, fib_roa_find6(r, h[k], key, len[k]), asn, pxlen, &anything))
       return ROA_VALID;
   }
 

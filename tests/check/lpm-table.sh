@@ -253,8 +253,8 @@ check "ROA tables without the engine again: answers identical to stock" diff -u 
 # Each `show route ... where roa_check()' checks every route of master4; the
 # first check builds r4's ROA index (with block masks of its own, no filter
 # needed), which rte_announce() keeps from then on.
-roa_nets() {  # roa_nets P|S ASN VERDICT: the networks of master4 with that verdict
-  "$1" show route table master4 where "roa_check(r4, net, $2) = $3" | awk '$1 ~ /^[0-9]/ {print $1}' | sort
+roa_nets() {  # roa_nets P|S ASN VERDICT [ROA-TABLE TABLE]: the networks of master4 (TABLE) with that verdict
+  "$1" show route table "${5:-master4}" where "roa_check(${4:-r4}, net, $2) = $3" | awk '$1 ~ /^[0-9a-f:]/ {print $1}' | sort
 }
 for pass in 1 2 3 4; do
   for asn in $(seq 64500 64513); do P show route table master4 where "roa_check(r4, net, $asn) = ROA_VALID" count > /dev/null; done
@@ -262,12 +262,12 @@ for pass in 1 2 3 4; do
 done
 fib=$(P show fib r4); echo "$fib" | grep -E "Bloom filter|ROA"
 check "checks built r4's ROA index, with its block masks" grep -qE "ROA index: *[1-9][0-9]* prefixes with [1-9][0-9]* valid ROAs.*block masks" <<< "$fib"
-roa_index_same() {  # roa_index_same WHEN: verdicts of every master4 route, as stock's
-  local asn v
-  for asn in 0 64500 64504 64510 64511; do
+roa_index_same() {  # roa_index_same WHEN [ROA-TABLE TABLE ASNS]: verdicts of every master4 (TABLE) route, as stock's
+  local asn v t=${2:-r4}
+  for asn in ${4:-0 64500 64504 64510 64511}; do
     for v in ROA_VALID ROA_INVALID ROA_UNKNOWN; do
-      roa_nets S "$asn" "$v" > "$WORK/sv.out"; roa_nets P "$asn" "$v" > "$WORK/pv.out"
-      check "ROA index, $1: roa_check(r4, net, $asn) = $v for the same $(wc -l < "$WORK/sv.out") routes as stock" diff -u "$WORK/sv.out" "$WORK/pv.out"
+      roa_nets S "$asn" "$v" "$t" "${3:-master4}" > "$WORK/sv.out"; roa_nets P "$asn" "$v" "$t" "${3:-master4}" > "$WORK/pv.out"
+      check "ROA index, $1: roa_check($t, net, $asn) = $v for the same $(wc -l < "$WORK/sv.out") routes as stock" diff -u "$WORK/sv.out" "$WORK/pv.out"
     done
   done
 }
@@ -283,18 +283,10 @@ roa_index_same "/24 ROAs withdrawn"
 
 # The IPv6 index: built by the first check as well, with its own block masks
 # and a mask per /32 (no filter needed); verdicts of every master6 route
-roa_nets6() {  # roa_nets6 P|S ASN VERDICT
-  "$1" show route table master6 where "roa_check(r6, net, $2) = $3" | awk '$1 ~ /:/ {print $1}' | sort
-}
 P show route table master6 where "roa_check(r6, net, 64500) = ROA_VALID" count > /dev/null
 fib6=$(P show fib r6); echo "$fib6" | grep -E "Bloom filter|ROA"
 check "a check built r6's ROA index, with its /32 masks" grep -qE "ROA index: *[1-9][0-9]* prefixes with [1-9][0-9]* valid ROAs.*/32 masks" <<< "$fib6"
-for asn in 0 64500 64503 64510 64511; do
-  for v in ROA_VALID ROA_INVALID ROA_UNKNOWN; do
-    roa_nets6 S "$asn" "$v" > "$WORK/sv.out"; roa_nets6 P "$asn" "$v" > "$WORK/pv.out"
-    check "IPv6 ROA index: roa_check(r6, net, $asn) = $v for the same $(wc -l < "$WORK/sv.out") routes as stock" diff -u "$WORK/sv.out" "$WORK/pv.out"
-  done
-done
+roa_index_same "IPv6" r6 master6 "0 64500 64503 64510 64511"
 check "show fib r6: checks went through the index" grep -qE "ROA checks: *[1-9][0-9]* through the index" <<< "$(P show fib r6)"
 
 # Bad birdc arguments: errors, not crashes
