@@ -426,6 +426,19 @@ struct fib_lpm {
 };
 
 /*
+ * The netmask of IPv6 length @len (0-128) as two numbers, the top half
+ * (addr[0], addr[1]) and the bottom one: ip6_mkmask() without its loop, for
+ * lookups that trim a prefix per candidate length
+ */
+static inline u64
+fib_lpm_mask6_hi(uint len)
+{ return (len >= 64) ? ~0ULL : ~(~0ULL >> len); }
+
+static inline u64
+fib_lpm_mask6_lo(uint len)
+{ return (len <= 64) ? 0 : fib_lpm_mask6_hi(len - 64); }
+
+/*
  * No host bits past @n's length, for an IP-like net (IP, VPN, ROA, flow)
  * within its length range. The filter walk and the LPM engines look at the
  * query's address trimmed to each length; stock's loops clear one bit per
@@ -446,9 +459,7 @@ fib_lpm_canonical(const net_addr *n)
 
   u64 hi = ((u64) u->ip6.prefix.addr[0] << 32) | u->ip6.prefix.addr[1];
   u64 lo = ((u64) u->ip6.prefix.addr[2] << 32) | u->ip6.prefix.addr[3];
-  u64 host_hi = (len >= 64) ? 0 : (~0ULL >> len);
-  u64 host_lo = (len <= 64) ? ~0ULL : (len >= 128) ? 0 : (~0ULL >> (len - 64));
-  return !(hi & host_hi) && !(lo & host_lo);
+  return !(hi & ~fib_lpm_mask6_hi(len)) && !(lo & ~fib_lpm_mask6_lo(len));
 }
 
 void fib_lpm_init(struct fib *f, const net_addr *n, struct fib_lpm *s, uint ahead, uint lo);

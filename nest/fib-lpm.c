@@ -36,21 +36,12 @@ static inline ip4_addr
 lpm_mask4(uint len)
 { return ip4_from_u32((u32) (~0ULL << (32 - len))); }
 
-/* Masks of a length's bits in an IPv6 address's first and last 64 bits */
-static inline u64
-lpm_mask_hi(uint len)
-{ return (len >= 64) ? ~0ULL : ~(~0ULL >> len); }
-
-static inline u64
-lpm_mask_lo(uint len)
-{ return (len <= 64) ? 0 : lpm_mask_hi(len - 64); }
-
 /* ip6_and(a, ip6_mkmask(len)) as two masks, no loop: it runs per candidate */
 static inline ip6_addr
 lpm_ip6_trim(ip6_addr a, uint len)
 {
-  u64 hi = (((u64) a.addr[0] << 32) | a.addr[1]) & lpm_mask_hi(len);
-  u64 lo = (((u64) a.addr[2] << 32) | a.addr[3]) & lpm_mask_lo(len);
+  u64 hi = (((u64) a.addr[0] << 32) | a.addr[1]) & fib_lpm_mask6_hi(len);
+  u64 lo = (((u64) a.addr[2] << 32) | a.addr[3]) & fib_lpm_mask6_lo(len);
   return ip6_build(hi >> 32, (u32) hi, lo >> 32, (u32) lo);
 }
 
@@ -65,8 +56,8 @@ lpm_key(const net_addr_union *u, int v6, u64 rdh, uint len)
   u64 hi, lo;
   memcpy(&hi, &u->ip6.prefix.addr[0], sizeof(hi));
   memcpy(&lo, &u->ip6.prefix.addr[2], sizeof(lo));
-  return fib_bloom_key_ip6_halves(hi & fib_bloom_ip6_order(lpm_mask_hi(len)),
-				  lo & fib_bloom_ip6_order(lpm_mask_lo(len)), len) ^ rdh;
+  return fib_bloom_key_ip6_halves(hi & fib_bloom_ip6_order(fib_lpm_mask6_hi(len)),
+				  lo & fib_bloom_ip6_order(fib_lpm_mask6_lo(len)), len) ^ rdh;
 }
 
 static inline int

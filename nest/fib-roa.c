@@ -569,15 +569,6 @@ fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn)
   return anything ? ROA_INVALID : ROA_UNKNOWN;
 }
 
-/* Top half (@hi) or bottom half (@lo) of an IPv6 prefix trimmed to @len */
-static inline u64
-trim_hi(u64 hi, uint len)
-{ return (len >= 64) ? hi : len ? (hi & (~0ULL << (64 - len))) : 0; }
-
-static inline u64
-trim_lo(u64 lo, uint len)
-{ return (len <= 64) ? 0 : (len >= 128) ? lo : (lo & (~0ULL << (128 - len))); }
-
 /**
  * fib_roa_check6 - RFC 6483 validation of an IPv6 network by the index
  * @r: index of a ROA6 FIB
@@ -619,8 +610,8 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
 
   for (uint k = 0; k < n; k++)
   {
-    h[k] = fib_bloom_key_ip6_halves(fib_bloom_ip6_order(trim_hi(hi, len[k])),
-				    fib_bloom_ip6_order(trim_lo(lo, len[k])), len[k]);
+    h[k] = fib_bloom_key_ip6_halves(fib_bloom_ip6_order(hi & fib_lpm_mask6_hi(len[k])),
+				    fib_bloom_ip6_order(lo & fib_lpm_mask6_lo(len[k])), len[k]);
     __builtin_prefetch(fib_roa_slot(r, h[k] >> r->shift));
   }
 
@@ -629,7 +620,7 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
   r->probes += n;
   for (uint k = 0; k < n; k++)
   {
-    u64 th = trim_hi(hi, len[k]), tl = trim_lo(lo, len[k]);
+    u64 th = hi & fib_lpm_mask6_hi(len[k]), tl = lo & fib_lpm_mask6_lo(len[k]);
     ip6_addr key = ip6_build(th >> 32, th, tl >> 32, tl);
     if (roa_seen(r, fib_roa_find6(r, h[k], key, len[k]), asn, pxlen, &anything))
       return ROA_VALID;
