@@ -23,6 +23,11 @@
  *		thread applies the trace at 10x its real rate
  *	lpmtool plans 4|6 TABLE [PLAN...]
  *		simd only: memory and lookup time of stride plans
+ *	lpmtool [-e ENG] fill 4|6 TABLE [ROUNDS]
+ *		the work of a convergence: the whole table, shuffled as routes
+ *		arrive over BGP, into an empty engine in batches of 256
+ *		through lpm_apply() (as `protocol lpm' applies them), then
+ *		withdrawn the same way; ns per change per round and medians
  *
  *	TABLE: "prefix/len" per line, anything after a tab ignored (.xz and
  *	.gz are read through xz/gzip). The value of a route is the 0-based
@@ -1313,6 +1318,72 @@ cmd_plans(const char *table, char **plans, uint np)
   return 0;
 }
 
+/*
+ *	fill: a convergence's changes, as the exporter applies them
+ */
+
+#define FILL_BATCH	256		/* LPMX_BATCH */
+
+static double
+fill_pass(struct lpm_engine *e, const struct lpm_route *r, uint withdraw)
+{
+  struct lpm_change *q = malloc(FILL_BATCH * sizeof(struct lpm_change));
+  double t = now();
+
+  for (uint i = 0; i < ntab; i += FILL_BATCH)
+  {
+    uint k = MIN(FILL_BATCH, ntab - i);
+    for (uint j = 0; j < k; j++)
+    {
+      q[j].n = r[i + j].n;
+      q[j].value = withdraw ? LPM_NONE : r[i + j].value;
+    }
+    if (lpm_apply(e, q, k))
+      die("fill: update failed");
+  }
+
+  t = now() - t;
+  free(q);
+  return t * 1e9 / ntab;
+}
+
+static int
+cmd_fill(const char *table, const char *rounds)
+{
+  uint nr = rounds ? atoi(rounds) : 5;
+  read_table(table);
+  struct lpm_route *r = table_routes();
+  double *ti = malloc(nr * sizeof(double)), *tw = malloc(nr * sizeof(double));
+
+  /* BGP brings routes in the sender's order, unrelated to their addresses */
+  rs = 12345;
+  for (uint i = ntab - 1; i > 0; i--)
+  {
+    uint j = rnd_n(i + 1);
+    struct lpm_route x = r[i]; r[i] = r[j]; r[j] = x;
+  }
+
+  for (uint i = 0; i < nr; i++)
+  {
+    struct lpm_engine *e = engine_new(LPM_VAR_AUTO);
+    ti[i] = fill_pass(e, r, 0);
+    struct lpm_stats s;
+    lpm_stats(e, &s);
+    if (s.prefixes != ntab)
+      die("fill: %lu prefixes after the fill, %u expected", (ulong) s.prefixes, ntab);
+    tw[i] = fill_pass(e, r, 1);
+    lpm_stats(e, &s);
+    if (s.prefixes)
+      die("fill: %lu prefixes left after withdrawing all", (ulong) s.prefixes);
+    printf("round %u: %.1f ns per announcement, %.1f ns per withdrawal\n", i + 1, ti[i], tw[i]);
+    lpm_free(e);
+  }
+
+  key("fill.announce.ns", "%.1f", median(ti, nr));
+  key("fill.withdraw.ns", "%.1f", median(tw, nr));
+  return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -1361,11 +1432,14 @@ main(int argc, char *argv[])
     return cmd_bench(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
   if (!strcmp(argv[0], "plans") && !strcmp(eng, "simd"))
     return cmd_plans(argv[2], argv + 3, argc - 3);
+  if (!strcmp(argv[0], "fill"))
+    return cmd_fill(argv[2], argc > 3 ? argv[3] : NULL);
 
 usage:
   fprintf(stderr, "usage: lpmtool [-e ENGINE] queries 4|6 TABLE SEED OUTDIR [CAPTURE]\n"
 	  "       lpmtool [-e ENGINE] check 4|6 TABLE [UPDATES]\n"
 	  "       lpmtool [-e ENGINE] [-t SECONDS] [-n VALUES] [-H] bench 4|6 TABLE QUERYDIR [UPDATES]\n"
-	  "       lpmtool plans 4|6 TABLE [PLAN...]\n");
+	  "       lpmtool plans 4|6 TABLE [PLAN...]\n"
+	  "       lpmtool [-e ENGINE] fill 4|6 TABLE [ROUNDS]\n");
   return 2;
 }

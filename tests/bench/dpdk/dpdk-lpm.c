@@ -592,9 +592,10 @@ dl_load(const struct dl_struct *s, uint tbl8, struct dl_load *l)
  * structure asks for more (rte_fib6 reserves groups for the worst case),
  * grow by half until the table fits, then narrow down to within 2% of the
  * smallest count that fits (each try is a whole build; not done for builds
- * over 10 s). Prints the figures of the last, kept, build.
+ * over 10 s). Prints the figures of the last, kept, build; returns its
+ * count of groups (0: not loaded).
  */
-static void
+static uint
 dl_build(const struct dl_struct *s, uint tbl8)
 {
   if (dl_routes_n && dl_routes_n - 1 > s->max_value)
@@ -602,7 +603,7 @@ dl_build(const struct dl_struct *s, uint tbl8)
     dl_put("# %s: %u routes, next hops hold 0..%lu: not loaded\n",
 	   s->name, dl_routes_n, (unsigned long) s->max_value);
     dl_put("%s.skipped value_range\n", s->name);
-    return;
+    return 0;
   }
 
   struct dl_load l;
@@ -657,6 +658,87 @@ dl_build(const struct dl_struct *s, uint tbl8)
   if (l.failed)
     fprintf(stderr, "dpdk-lpm: %s: %u adds failed, first: %s\n",
 	    s->name, l.failed, strerror(-l.err));
+  return tbl8;
+}
+
+/*
+ * The work of a convergence, as `lpmtool fill' measures it for our engines:
+ * the whole table added to an empty structure in a shuffled order (routes
+ * come over BGP in the sender's order, unrelated to their addresses), then
+ * deleted in the same order. The shuffle is lpmtool's (xorshift64*, seed
+ * 12345, Fisher-Yates from the end), so both see the same order of the same
+ * routes. For structures with a delete only (rte_fib, rte_fib6: rte_lpm
+ * loads a full table in minutes, see its build_s).
+ */
+static u64 dl_rs;
+static inline u64 dl_rnd(void) { dl_rs ^= dl_rs >> 12; dl_rs ^= dl_rs << 25; dl_rs ^= dl_rs >> 27; return dl_rs * 0x2545f4914f6cdd1dULL; }
+static inline u32 dl_rnd_n(u32 n) { return (u32) ((dl_rnd() >> 32) * n >> 32); }
+
+#define DL_FILL_ROUNDS 3
+
+static int
+dl_cmp_double(const void *x, const void *y)
+{
+  double a = *(const double *) x, b = *(const double *) y;
+  return (a > b) - (a < b);
+}
+
+static void
+dl_fill(const struct dl_struct *s, uint tbl8, int (*del)(uint i))
+{
+  uint n = dl_routes_n, *perm = malloc(n * sizeof(uint));
+  double ta[DL_FILL_ROUNDS], tw[DL_FILL_ROUNDS];
+  if (!perm)
+    dl_die("out of memory");
+  for (uint i = 0; i < n; i++)
+    perm[i] = i;
+  dl_rs = 12345;
+  for (uint i = n - 1; i > 0; i--)
+  {
+    uint j = dl_rnd_n(i + 1), x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+
+  void *keep = *s->obj;
+  for (int r = 0; r < DL_FILL_ROUNDS; r++)
+  {
+    uint fa = 0, fw = 0;
+    int ea = 0, ew = 0, ret;
+    if (s->create(tbl8, n + 2) < 0)
+      dl_die("%s: create: %s", s->name, rte_strerror(rte_errno));
+    double t0 = dl_now();
+    for (uint i = 0; i < n; i++)
+      if ((ret = s->add(perm[i])) < 0)
+	ea = fa++ ? ea : ret;
+    double t1 = dl_now();
+    for (uint i = 0; i < n; i++)
+      if ((ret = del(perm[i])) < 0)
+	ew = fw++ ? ew : ret;
+    double t2 = dl_now();
+    s->destroy();
+    if (fa && (ea == -ENOSPC) && !r && (tbl8 < (1U << 24)))
+    {
+      /* Another order may need more second-level groups than file order */
+      tbl8 += tbl8 / 2;
+      r--;
+      continue;
+    }
+    if (fa || fw)
+      dl_die("%s: fill: %u adds (first: %s) and %u deletes (first: %s) failed",
+	     s->name, fa, fa ? strerror(-ea) : "-", fw, fw ? strerror(-ew) : "-");
+    ta[r] = (t1 - t0) * 1e9 / n;
+    tw[r] = (t2 - t1) * 1e9 / n;
+  }
+  *s->obj = keep;
+  free(perm);
+
+  qsort(ta, DL_FILL_ROUNDS, sizeof(double), dl_cmp_double);
+  qsort(tw, DL_FILL_ROUNDS, sizeof(double), dl_cmp_double);
+  dl_put("# %s fill: the table added in lpmtool's shuffled order, then deleted; median of %u rounds\n", s->name, DL_FILL_ROUNDS);
+  dl_put("%s.fill.tbl8_groups %u\n", s->name, tbl8);
+  dl_put("%s.fill.announce.ns %.1f\n", s->name, ta[DL_FILL_ROUNDS / 2]);
+  dl_put("%s.fill.withdraw.ns %.1f\n", s->name, tw[DL_FILL_ROUNDS / 2]);
 }
 
 /* DPDK wants every structure named, and each name once */
@@ -686,6 +768,12 @@ static int
 dl_fib_add(uint i)
 {
   return rte_fib_add(dl_fib, dl_ip4(dl_routes[i].a), dl_routes[i].len, i);
+}
+
+static int
+dl_fib_del(uint i)
+{
+  return rte_fib_delete(dl_fib, dl_ip4(dl_routes[i].a), dl_routes[i].len);
 }
 
 static void
@@ -742,6 +830,12 @@ static int
 dl_fib6_add(uint i)
 {
   return rte_fib6_add(dl_fib6, dl_routes[i].a, dl_routes[i].len, i);
+}
+
+static int
+dl_fib6_del(uint i)
+{
+  return rte_fib6_delete(dl_fib6, dl_routes[i].a, dl_routes[i].len);
 }
 
 static void
@@ -1242,8 +1336,10 @@ main(int argc, char **argv)
       dl_put("# %s: left out (--only %s)\n", s->name, dl_only);
       continue;
     }
-    dl_build(s, tbl8);
+    uint kept = dl_build(s, tbl8);
     fflush(stdout);
+    if (kept && !dl_dumping && (s->add == dl_fib_add || s->add == dl_fib6_add))
+      dl_fill(s, kept, s->add == dl_fib_add ? dl_fib_del : dl_fib6_del);
   }
   struct dl_variant *vs = dl_v6 ? dl_variants6 : dl_variants4;
   fflush(stdout);
