@@ -31,7 +31,11 @@
 #
 # and, once per invocation, the feed's floor: stock bird with kernel export
 # off takes the same tables (Established -> full table), which bounds the
-# install time of any kernel sync in this rig.
+# install time of any kernel sync in this rig; and the kernel's floor: no
+# bird at all, the same routes (shuffled, as BGP brings them) written into
+# kernel table 100 of the DUT namespace by tests/e2e/nlfill.c, batches of
+# 512 per sendmsg(), then deleted: the kernel's own time per route, which
+# no kernel sync can go below.
 #
 # and the longest CLI stall of each phase: "show status" on bird's control
 # socket every 10 ms (tests/e2e/clistall.py), the longest answer whose
@@ -107,6 +111,8 @@ names = [
 ]
 fl = val.get("floor_full_s", {}).get("f", [])
 fc = val.get("floor_cpu_s", {}).get("f", [])
+k4 = val.get("kfloor4_s", {}).get("k", [])
+k6 = val.get("kfloor6_s", {}).get("k", [])
 def fmt(v):
     return "%.1f" % v if abs(v) < 100 else "%.0f" % v
 lines = ["| metric | bloombird | stock | stock / bloombird | bloombird runs | stock runs |",
@@ -147,6 +153,18 @@ if fl:
     head += ("Feed floor (stock bird, kernel export none, %d runs): Established to full table %s s, bird CPU %s s; "
              "no kernel sync can complete sooner in this rig.\n\n" % (len(fl), " ".join("%.1f" % (v / 1000) for v in fl),
              " ".join("%.1f" % v for v in fc)))
+if k4 and k6:
+    m4, m6 = statistics.median(k4), statistics.median(k6)
+    ek = val.get("est_kernel_s", {})
+    ms = statistics.median(ek["s"]) / 1000 if ek.get("s") else None
+    mp = statistics.median(ek["p"]) / 1000 if ek.get("p") else None
+    head += ("Kernel floor (no bird: the same routes, shuffled, written by tests/e2e/nlfill.c in batches of 512, %d runs): "
+             "IPv4 %s s, IPv6 %s s; one writer needs %.1f s, two (IPv6 routes are added without RTNL) %.1f s." %
+             (len(k4), " ".join("%.1f" % v for v in k4), " ".join("%.1f" % v for v in k6), m4 + m6, max(m4, m6)))
+    if ms and mp:
+        head += (" Complete kernel table: stock %.1f s, bloombird %.1f s (%.2fx sooner); twice as soon as stock would be %.1f s, "
+                 "%s the kernel's own %.1f s." % (ms, mp, ms / mp, ms / 2, "below" if ms / 2 < max(m4, m6) else "above", max(m4, m6)))
+    head += "\n\n"
 open(out, "w").write(head + "\n".join(lines) + "\n")
 print(head + "\n".join(lines))
 EOF
@@ -447,7 +465,35 @@ floor_run() {
   bird_gone || kill -9 "$BIRD"
 }
 
-[ "${BENCH_FLOOR:-1}" = 1 ] && for i in 1 2; do floor_run "$i" || kill -9 "${BIRD:-}" 2>/dev/null; done
+# kernel_floor_run I -- no bird: the kernel's own time for the same routes
+kernel_floor_run() {
+  X=k I=$1
+  local f o
+  for f in 4 6; do
+    rig_log "kernel floor $I: IPv$f routes written by nlfill, no bird"
+    o=$(ns "$DUT" taskset -c "$CPU_BIRD" "$RUN/nlfill" "$f" 100 "$([ $f = 4 ] && echo 10.255.0.1 || echo fdbb::1)" bb-up "$RUN/kfloor$f.txt") \
+      || { rig_log "nlfill failed: $o"; return 1; }
+    put "kfloor${f}_s" "$(echo "$o" | awk '{print $2}')"
+    put "kfloor${f}_del_s" "$(echo "$o" | awk '{print $4}')"
+  done
+  kernel_empty || { rig_log "kernel table 100 not empty after the kernel floor"; return 1; }
+}
+
+if [ "${BENCH_FLOOR:-1}" = 1 ]; then
+  for i in 1 2; do floor_run "$i" || kill -9 "${BIRD:-}" 2>/dev/null; done
+  if cc -O2 -o "$RUN/nlfill" "$RIG_TOP/tests/e2e/nlfill.c"; then
+    python3 - "$V4" "$V6" "$RUN" <<'EOF'
+import lzma, random, sys
+for fam, f in (("4", sys.argv[1]), ("6", sys.argv[2])):
+    p = sorted({l.split()[0] for l in lzma.open(f, "rt") if l.strip()})
+    random.Random(12345).shuffle(p)
+    open("%s/kfloor%s.txt" % (sys.argv[3], fam), "w").write("\n".join(p) + "\n")
+EOF
+    for i in 1 2; do kernel_floor_run "$i" || break; done
+  else
+    rig_log "nlfill did not build: no kernel floor"
+  fi
+fi
 
 for i in $(seq "$RUNS"); do
   for x in $BUILDS; do
