@@ -548,6 +548,21 @@ krt_sys_dump_waiting(struct krt_proto *p)
 }
 
 /**
+ * krt_sys_flush_net - queue the deletion stock's flush makes for a network
+ * @p: the kernel protocol, flushing
+ * @n: a network of its table whose route was exported
+ *
+ * Stock's krt_flush_routes() calls krt_replace_rte() with no new route, and
+ * its deletion names the network, the table and the protocol's `metric'
+ * only: nlq_delete_net() queues that message.
+ */
+void
+krt_sys_flush_net(struct krt_proto *p, const net_addr *n)
+{
+  nlq_delete_net(p, n);
+}
+
+/**
  * krt_sys_writes_full - should a writer of more routes stop for now?
  * @p: the kernel protocol
  *

@@ -59,6 +59,7 @@ void kif_scan_deferred(void);
  * be called when they go on; krt_sys_dump_waiting() whether the dump has
  * stopped until then (a full queue); krt_sys_writes_drop() forgets pending ones;
  * krt_sys_mark_seen() marks routes written while a scan runs as seen.
+ * krt_sys_flush_net() queues the deletion stock's flush makes for a network.
  * krt_sys_slice() is the time budget of one slice.
  */
 void krt_sys_slice_init(struct krt_proto *p);
@@ -73,6 +74,7 @@ int krt_sys_dump_waiting(struct krt_proto *p);
 int krt_sys_writes_full(struct krt_proto *p);
 void krt_sys_writes_drop(struct krt_proto *p);
 void krt_sys_mark_seen(struct krt_proto *p, int on);
+void krt_sys_flush_net(struct krt_proto *p, const net_addr *n);
 btime krt_sys_slice(struct krt_proto *p);
 void krt_sys_show_info(struct krt_proto *p);
 
