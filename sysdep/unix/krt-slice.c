@@ -37,10 +37,11 @@
  * taken a batch, as a dump does, rather than making the loop wait.
  *
  * A shutdown flush first deletes what stock's flush deletes, every network
- * whose route was exported: the networks are copied from BIRD's table when
- * the flush begins (krt_slice_snapshot(), one walk of some 20 ms for a full
- * IPv4 table) and their deletions queued in slices, so the writer thread is
- * busy from the start, as stock's loop of deletions keeps the kernel. Then
+ * whose route was exported, walking BIRD's table (in slices, with a copy of
+ * the channel's export map; at a shutdown of BIRD, from a copy of the
+ * networks made when the flush begins, krt_slice_snapshot()), so the writer
+ * thread is busy from the start, as stock's loop of deletions keeps the
+ * kernel. Then
  * it dumps the kernel table and deletes BIRD's routes still in it (left
  * from an earlier run), and reads the dump again until it finds nothing to
  * delete (an IPv6 dump may miss routes while others go); the protocol
@@ -68,7 +69,7 @@ enum krt_slice_state {
   KRT_SLICE_PRUNE,			/* Walking ours */
   KRT_SLICE_FLUSH,			/* Shutdown: deleting our routes from the kernel's table */
   KRT_SLICE_FLUSH_WRITES,		/* Shutdown: waiting for the last deletions */
-  KRT_SLICE_FLUSH_COPY,			/* Shutdown: deleting the networks we exported */
+  KRT_SLICE_FLUSH_TABLE,		/* Shutdown: deleting the networks we exported */
 };
 
 #define KRT_FLUSH_PASSES	32	/* Dumps of one flush at most */
@@ -83,9 +84,13 @@ struct krt_slice {
   u8 broken;				/* A dump failed: stock's scans from now on */
   u8 ready;				/* The initial feed had ended when this scan began */
   u8 waiting;				/* Prune or flush stopped for a full write queue */
+  u8 copied;				/* Flush: from a copy of the networks (at shutdown) */
   uint passes;				/* Flush: dumps read */
-  struct fib_iterator fit;		/* Prune position, parked between slices */
-  byte *snap;				/* Flush: the exported networks, copied */
+  struct fib_iterator fit;		/* Prune or flush walk position, parked between slices */
+  struct bmap exported;			/* Flush walk: the channel's export map, copied */
+  rtable *walked;			/* Flush walk: its table, locked while it runs */
+  uint walk_deleted;			/* Flush walk: deletions queued */
+  byte *snap;				/* Flush at shutdown: the exported networks, copied */
   uint snap_n, snap_pos, snap_len;	/* ... how many, the next, bytes each */
   btime snap_time;			/* ... time the copy took */
   btime started;			/* This scan */
@@ -126,7 +131,7 @@ krt_slice_waiting(struct krt_slice *s)
   case KRT_SLICE_FLUSH:
     return krt_sys_dump_waiting(s->p);
   case KRT_SLICE_PRUNE:
-  case KRT_SLICE_FLUSH_COPY:
+  case KRT_SLICE_FLUSH_TABLE:
     return s->waiting;
   default:
     return 0;
@@ -273,11 +278,13 @@ krt_slice_prune(struct krt_slice *s, btime deadline)
  * Stock's flush deletes every network whose route is installed
  * (krt_is_installed(), the channel's export map), walking the table in one
  * go and deleting as it goes, synchronously. The channel resets the map
- * once it stops, and at a shutdown of BIRD the prune of the table removes
- * the other protocols' routes (BGP's) in the order of the FIB, ahead of any
- * walk in slices (one found 17,408 of 901,899 routes still there): so the
- * networks are copied here, in one walk that reads the table and writes
- * nothing else (21 ms for 901,899 networks).
+ * once it stops, so the flush walks the table in slices with a copy of it.
+ * At a shutdown of BIRD, though, the prune of the table removes the other
+ * protocols' routes (BGP's) in the order of the FIB, ahead of such a walk
+ * (one found 17,408 of 901,899 routes still there and left the rest to the
+ * dump), so the networks are copied first, in one walk that reads the table
+ * and writes nothing else (21 ms for 901,899 networks; a stall that only a
+ * restart of the kernel protocol, which has no such race, would feel).
  */
 static void
 krt_slice_snapshot(struct krt_slice *s, struct fib *fib, struct bmap *exported)
@@ -305,37 +312,77 @@ krt_slice_snapshot(struct krt_slice *s, struct fib *fib, struct bmap *exported)
 }
 
 /*
- * One slice of the flush's deletions of the copied networks; 1 when all are
- * queued. A full write queue stops it (s->waiting), as it stops the prune.
+ * One slice of the flush's deletions of the networks it walks or copied; 1
+ * when all are queued. A full write queue stops it (s->waiting), as it stops
+ * the prune. A route changed since the flush began is left to the dump.
  */
 static int
-krt_slice_flush_copy(struct krt_slice *s, btime deadline)
+krt_slice_flush_table(struct krt_slice *s, btime deadline)
 {
   uint n = 0;
 
   s->waiting = 0;
-  for (; s->snap_pos < s->snap_n; s->snap_pos++)
+
+  if (s->snap)
+  {
+    for (; s->snap_pos < s->snap_n; s->snap_pos++)
+    {
+      if (n++ && (current_time_now() >= deadline))
+	return 0;
+
+      if (krt_sys_writes_full(s->p))
+      {
+	s->waiting = 1;
+	return 0;
+      }
+
+      krt_sys_flush_net(s->p, (net_addr *) (s->snap + (size_t) s->snap_pos * s->snap_len));
+    }
+    return 1;
+  }
+
+  FIB_ITERATE_START(&s->walked->fib, &s->fit, net, nn)
   {
     if (n++ && (current_time_now() >= deadline))
+    {
+      FIB_ITERATE_PUT(&s->fit);
       return 0;
+    }
 
     if (krt_sys_writes_full(s->p))
     {
       s->waiting = 1;
+      FIB_ITERATE_PUT(&s->fit);
       return 0;
     }
 
-    krt_sys_flush_net(s->p, (net_addr *) (s->snap + (size_t) s->snap_pos * s->snap_len));
+    if (nn->routes && bmap_test(&s->exported, nn->routes->id))
+    {
+      krt_sys_flush_net(s->p, nn->n.addr);
+      s->walk_deleted++;
+    }
   }
+  FIB_ITERATE_END;
 
   return 1;
 }
 
+/* The deletions from the table are queued, or abandoned */
 static void
-krt_slice_copy_free(struct krt_slice *s)
+krt_slice_flush_table_end(struct krt_slice *s)
 {
-  mb_free(s->snap);
-  s->snap = NULL;
+  if (s->snap)
+  {
+    mb_free(s->snap);
+    s->snap = NULL;
+    return;
+  }
+
+  /* Unlinking a finished iterator does nothing */
+  FIB_ITERATE_UNLINK(&s->fit, &s->walked->fib);
+  bmap_free(&s->exported);
+  rt_unlock_table(s->walked);
+  s->walked = NULL;
 }
 
 static void
@@ -422,11 +469,11 @@ krt_slice_run(timer *t)
     krt_slice_scan_done(s);
     return;
 
-  case KRT_SLICE_FLUSH_COPY:
-    if (!krt_slice_flush_copy(s, deadline))
+  case KRT_SLICE_FLUSH_TABLE:
+    if (!krt_slice_flush_table(s, deadline))
       break;
 
-    krt_slice_copy_free(s);
+    krt_slice_flush_table_end(s);
     s->state = KRT_SLICE_FLUSH_WRITES;
     goto writes;
 
@@ -464,8 +511,9 @@ krt_slice_run(timer *t)
       break;
     }
 
-    KRT_TRACE(p, D_EVENTS, "Flush done in %t s, %u networks from the table (copied in %t ms), %u dumps, %u slices, longest %t ms",
-	      current_time_now() - s->started, s->snap_n, s->snap_time * 1000, s->passes, s->slices,
+    KRT_TRACE(p, D_EVENTS, "Flush done in %t s, %u networks from the table (%s), %u dumps, %u slices, longest %t ms",
+	      current_time_now() - s->started, s->walk_deleted, s->copied ? "copied first" : "walked",
+	      s->passes, s->slices,
 	      MAX(s->longest, current_time_now() - t0) * 1000);
     s->state = KRT_SLICE_IDLE;
     proto_notify_state(&p->p, krt_shutdown_done(p));
@@ -512,9 +560,26 @@ krt_slice_flush(struct krt_proto *p)
 
   KRT_TRACE(p, D_EVENTS, "Flushing kernel routes");
   struct channel *c = p->p.main_channel;
-  krt_slice_snapshot(s, &c->table->fib, &c->export_map);
+  s->walk_deleted = 0;
+  s->copied = (p->p.down_code == PDC_CMD_SHUTDOWN);
+  if (s->copied)
+  {
+    krt_slice_snapshot(s, &c->table->fib, &c->export_map);
+    s->walk_deleted = s->snap_n;
+    KRT_TRACE(p, D_EVENTS, "Copied %u networks to delete in %t ms", s->snap_n, s->snap_time * 1000);
+    if (!s->snap)
+      s->snap = mb_alloc(p->p.pool, 1);	/* Nothing exported: an empty copy */
+  }
+  else
+  {
+    bmap_init(&s->exported, p->p.pool, c->export_map.size);
+    memcpy(s->exported.data, c->export_map.data, c->export_map.size);
+    s->walked = c->table;
+    rt_lock_table(s->walked);
+    FIB_ITERATE_INIT(&s->fit, &s->walked->fib);
+  }
   s->passes = 0;
-  krt_slice_begin(s, KRT_SLICE_FLUSH_COPY);
+  krt_slice_begin(s, KRT_SLICE_FLUSH_TABLE);
   return 1;
 }
 
@@ -546,8 +611,8 @@ krt_slice_stop(struct krt_proto *p)
   if (s->state == KRT_SLICE_PRUNE)
     FIB_ITERATE_UNLINK(&s->fit, krt_slice_fib(p));
 
-  if ((s->state == KRT_SLICE_FLUSH_COPY) && s->snap)
-    krt_slice_copy_free(s);
+  if (s->state == KRT_SLICE_FLUSH_TABLE)
+    krt_slice_flush_table_end(s);
 
   krt_sys_mark_seen(p, 0);
   tm_stop(s->timer);
