@@ -240,34 +240,56 @@ krt_slice_missed(struct krt_proto *p)
 }
 
 /*
- * One slice of the prune walk; 1 when the walk is complete. A full write
- * queue stops it (s->waiting) instead of making the loop wait for the writer
- * thread (back-pressure): krt_slice_writes_done() resumes it.
+ * Should a walk stop before its next network? Its time is up (looked at
+ * before every network but the first: each one may have sent a batch), or
+ * the write queue is full (s->waiting: krt_slice_writes_done() resumes it).
+ */
+static inline int
+krt_slice_pause(struct krt_slice *s, uint *n, btime deadline)
+{
+  if ((*n)++ && (current_time_now() >= deadline))
+    return 1;
+
+  if (krt_sys_writes_full(s->p))
+    return s->waiting = 1;
+
+  return 0;
+}
+
+/* One network of the prune, or of the flush's walk (below) */
+static inline void
+krt_slice_walk_net(struct krt_slice *s, net *n)
+{
+  if (s->state == KRT_SLICE_PRUNE)
+    krt_prune_net(s->p, n);
+  else if (n->routes && bmap_test(&s->exported, n->routes->id))
+  {
+    krt_sys_flush_net(s->p, n->n.addr);
+    s->walk_deleted++;
+  }
+}
+
+/*
+ * One slice of the prune walk, or of the flush's walk of @fib; 1 when the
+ * walk is complete. A full write queue stops it (s->waiting) instead of
+ * making the loop wait for the writer thread (back-pressure).
  */
 static int
-krt_slice_prune(struct krt_slice *s, btime deadline)
+krt_slice_walk(struct krt_slice *s, struct fib *fib, btime deadline)
 {
-  struct fib *fib = krt_slice_fib(s->p);
   uint n = 0;
 
   s->waiting = 0;
 
   FIB_ITERATE_START(fib, &s->fit, net, nn)
   {
-    if (n++ && (current_time_now() >= deadline))	/* Every route: one may have sent a batch */
+    if (krt_slice_pause(s, &n, deadline))
     {
       FIB_ITERATE_PUT(&s->fit);
       return 0;
     }
 
-    if (krt_sys_writes_full(s->p))
-    {
-      s->waiting = 1;
-      FIB_ITERATE_PUT(&s->fit);
-      return 0;
-    }
-
-    krt_prune_net(s->p, nn);
+    krt_slice_walk_net(s, nn);
   }
   FIB_ITERATE_END;
 
@@ -321,48 +343,17 @@ krt_slice_flush_table(struct krt_slice *s, btime deadline)
 {
   uint n = 0;
 
+  if (!s->copied)
+    return krt_slice_walk(s, &s->walked->fib, deadline);
+
   s->waiting = 0;
-
-  if (s->snap)
+  for (; s->snap_pos < s->snap_n; s->snap_pos++)
   {
-    for (; s->snap_pos < s->snap_n; s->snap_pos++)
-    {
-      if (n++ && (current_time_now() >= deadline))
-	return 0;
-
-      if (krt_sys_writes_full(s->p))
-      {
-	s->waiting = 1;
-	return 0;
-      }
-
-      krt_sys_flush_net(s->p, (net_addr *) (s->snap + (size_t) s->snap_pos * s->snap_len));
-    }
-    return 1;
-  }
-
-  FIB_ITERATE_START(&s->walked->fib, &s->fit, net, nn)
-  {
-    if (n++ && (current_time_now() >= deadline))
-    {
-      FIB_ITERATE_PUT(&s->fit);
+    if (krt_slice_pause(s, &n, deadline))
       return 0;
-    }
 
-    if (krt_sys_writes_full(s->p))
-    {
-      s->waiting = 1;
-      FIB_ITERATE_PUT(&s->fit);
-      return 0;
-    }
-
-    if (nn->routes && bmap_test(&s->exported, nn->routes->id))
-    {
-      krt_sys_flush_net(s->p, nn->n.addr);
-      s->walk_deleted++;
-    }
+    krt_sys_flush_net(s->p, (net_addr *) (s->snap + (size_t) s->snap_pos * s->snap_len));
   }
-  FIB_ITERATE_END;
 
   return 1;
 }
@@ -371,7 +362,7 @@ krt_slice_flush_table(struct krt_slice *s, btime deadline)
 static void
 krt_slice_flush_table_end(struct krt_slice *s)
 {
-  if (s->snap)
+  if (s->copied)
   {
     mb_free(s->snap);
     s->snap = NULL;
@@ -462,7 +453,7 @@ krt_slice_run(timer *t)
     /* fall through */
 
   case KRT_SLICE_PRUNE:
-    if (!krt_slice_prune(s, deadline))
+    if (!krt_slice_walk(s, krt_slice_fib(p), deadline))
       break;
 
     s->longest = MAX(s->longest, current_time_now() - t0);
@@ -567,8 +558,6 @@ krt_slice_flush(struct krt_proto *p)
     krt_slice_snapshot(s, &c->table->fib, &c->export_map);
     s->walk_deleted = s->snap_n;
     KRT_TRACE(p, D_EVENTS, "Copied %u networks to delete in %t ms", s->snap_n, s->snap_time * 1000);
-    if (!s->snap)
-      s->snap = mb_alloc(p->p.pool, 1);	/* Nothing exported: an empty copy */
   }
   else
   {
