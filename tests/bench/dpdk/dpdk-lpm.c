@@ -42,7 +42,8 @@
  * each structure gets as few as it needs to load the table (dl_build()).
  * DPDK runs without hugepages (--no-huge: its memory is then a memfd of
  * ordinary 4 KiB pages, so lookups in the 64 MiB first-level tables pay TLB
- * misses that a hugepage deployment would not); the output says so.
+ * misses that a hugepage deployment would not) unless --huge asks for
+ * hugetlbfs pages, as DPDK is deployed; the output says which.
  * Lookups are timed in bulk
  * batches over a whole query file, repeated for at least 0.5 s per round,
  * median of 5 rounds. Which lookup function DPDK really installed is printed
@@ -129,6 +130,7 @@ struct dl_variant {
 static int dl_v6;
 static uint dl_qsize;			/* bytes per query address */
 static uint dl_batch = 64;
+static int dl_huge;			/* --huge: DPDK's heap on hugetlbfs pages */
 
 static struct dl_route *dl_routes;	/* unique routes, file order */
 static uint dl_routes_n, dl_lines, dl_dups, dl_bad;
@@ -430,6 +432,25 @@ dl_affinity_cpu(void)
   return -1;
 }
 
+/* "N pages of S kB reserved", from /proc/meminfo, for the output */
+static const char *
+dl_huge_size(void)
+{
+  static char buf[96];
+  char line[128];
+  long total = -1, size = -1;
+  FILE *f = fopen("/proc/meminfo", "r");
+  while (f && fgets(line, sizeof(line), f))
+  {
+    sscanf(line, "HugePages_Total: %ld", &total);
+    sscanf(line, "Hugepagesize: %ld", &size);
+  }
+  if (f)
+    fclose(f);
+  snprintf(buf, sizeof(buf), "%ld pages of %ld kB reserved", total, size);
+  return buf;
+}
+
 static void
 dl_eal_init(const char *prog, int xargc, char **xargv)
 {
@@ -437,12 +458,20 @@ dl_eal_init(const char *prog, int xargc, char **xargv)
   snprintf(lcore, sizeof(lcore), "%d", dl_affinity_cpu());
   snprintf(prefix, sizeof(prefix), "dpdk-lpm-%d", (int) getpid());
 
-  /* Private runtime files, so that several runs never meet */
+  /*
+   * Private runtime files, so that several runs never meet. With --huge,
+   * the heap grows on the hugetlbfs pages the system has reserved (no -m:
+   * only what the structures need is taken); --in-memory keeps the page
+   * files unlinked, as --no-shconf keeps the configuration private.
+   */
   char *args[64] = {
-    (char *) prog, "--no-huge", "--no-pci", "--no-shconf", "--no-telemetry",
-    "--file-prefix", prefix, "-l", lcore, "-m", "2048", "--log-level=error",
+    (char *) prog, "--no-pci", "--no-shconf", "--no-telemetry",
+    "--file-prefix", prefix, "-l", lcore, "--log-level=error",
+    "--no-huge", "-m", "2048",
   };
-  int argc = 12;
+  int argc = dl_huge ? 10 : 12;
+  if (dl_huge)
+    args[9] = "--in-memory";
   if (argc + xargc >= 64)
     dl_die("too many EAL arguments");
   for (int i = 0; i < xargc; i++)
@@ -1227,11 +1256,12 @@ dl_cpu_model(char *buf, size_t size)
 static void
 dl_usage(void)
 {
-  fputs("usage: dpdk-lpm 4|6 TABLE QUERYDIR [--dump KIND] [--batch N] [--only P] [-- EAL args]\n"
+  fputs("usage: dpdk-lpm 4|6 TABLE QUERYDIR [--dump KIND] [--batch N] [--huge] [--only P] [-- EAL args]\n"
 	"  TABLE     one prefix/len per line (anything after a tab ignored)\n"
 	"  QUERYDIR  query files in, random, trace: one address per line (missing ones skipped)\n"
 	"  --dump K  print each variant's answer (route line index or -) per query of file K\n"
 	"  --batch N addresses per bulk lookup call (default 64, at most 1024)\n"
+	"  --huge    DPDK's heap on hugetlbfs pages (reserved by the system) instead of --no-huge\n"
 	"  --only P  only the structures and variants whose names start with P (rte_fib: rte_fib and rte_fib6)\n", stderr);
   exit(2);
 }
@@ -1250,6 +1280,8 @@ main(int argc, char **argv)
       xargc = argc - i - 1;
       break;
     }
+    else if (!strcmp(argv[i], "--huge"))
+      dl_huge = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       dl_only = argv[++i];
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
@@ -1298,12 +1330,15 @@ main(int argc, char **argv)
   dl_cpu_model(cpu, sizeof(cpu));
   dl_put("# dpdk-lpm: %s, CPU %s, lcore %u (cpu %d)\n",
 	 rte_version(), cpu, rte_lcore_id(), dl_affinity_cpu());
-  dl_put("# hugepages: not used (EAL --no-huge: DPDK heap on ordinary 4 KiB pages)\n");
+  if (dl_huge)
+    dl_put("# hugepages: DPDK heap on hugetlbfs pages (%s)\n", dl_huge_size());
+  else
+    dl_put("# hugepages: not used (EAL --no-huge: DPDK heap on ordinary 4 KiB pages)\n");
   dl_put("# values: route = index of its first line among parsed lines; none = -\n");
   dl_put("# lookups: bulk, %u addresses per call; ns per lookup = median of %d rounds of >= %.1f s\n",
 	 dl_batch, DL_ROUNDS, DL_ROUND_S);
   dl_put("dpdk_version %s\n", rte_version() + (strncmp(rte_version(), "DPDK ", 5) ? 0 : 5));
-  dl_put("hugepages 0\n");
+  dl_put("hugepages %d\n", dl_huge);
   dl_put("lcore_cpu %d\n", dl_affinity_cpu());
   dl_put("batch %u\n", dl_batch);
   dl_put("max_simd_bitwidth %u\n", rte_vect_get_max_simd_bitwidth());
