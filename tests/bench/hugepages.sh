@@ -1,9 +1,10 @@
 # hugepages.sh -- sourced by the benchmarks that compare our engines with
-# DPDK: memory as each is deployed. DPDK runs on hugetlbfs pages (its
-# recommended setup); our engines ask for transparent huge pages
-# (madvise(MADV_HUGEPAGE), which bird honours since thp-except-advised.patch
-# on Linux 6.18), and the exporter's shared memory gets them from a tmpfs
-# mounted with huge=advise on /dev/shm.
+# DPDK: DPDK runs on hugetlbfs pages, as it is deployed, while our engines
+# run as bird runs them: on 4 KiB pages, since BIRD turns transparent huge
+# pages off for its whole process (sysdep/unix/alloc.c; letting the
+# engines' regions have them was measured twice, on 2026-11-24 and
+# 2026-11-27, and gave no gain that this VM's noise would not hide:
+# docs/results-history.md). If anything, this favours DPDK.
 #
 #   bench_huge_reserve MIB   reserve hugetlbfs pages for DPDK (root; a
 #                            hugetlbfs mount is made if there is none);

@@ -112,34 +112,6 @@ sleep 1
 P() { birdc_q "$BIN" "$SOCK_P" "$@"; }
 S() { birdc_q "$STOCK_BIN" "$SOCK_S" "$@"; }
 
-# --- transparent huge pages (thp-except-advised.patch) ----------------------
-# The engines' lookup memory asks for huge pages (MADV_HUGEPAGE: VmFlags
-# "hg"); BIRD's own allocator keeps them off, as stock does. Where the
-# kernel cannot tell the two apart (before Linux 6.18), bird falls back to
-# stock's setting: no huge pages anywhere.
-thp_mode=$(sed -nE 's/.*\[(.*)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo none)
-except_ok=$(python3 -c 'import ctypes, sys; sys.stdout.write("yes" if ctypes.CDLL(None).prctl(41, 1, 2, 0, 0) == 0 else "no")')
-read -r hg_kb other_kb < <(python3 - "$(cat "$WORK/P.pid")" <<'EOP'
-import sys
-hg = other = 0; huge = 0
-for l in open("/proc/%s/smaps" % sys.argv[1]):
-    if l.startswith("AnonHugePages:") or l.startswith("ShmemPmdMapped:"):
-        huge += int(l.split()[1])
-    elif l.startswith("VmFlags:"):
-        if " hg" in l: hg += huge
-        else: other += huge
-        huge = 0
-print(hg, other)
-EOP
-)
-echo "transparent huge pages: kernel mode $thp_mode, PR_THP_DISABLE_EXCEPT_ADVISED ${except_ok}; bird maps $hg_kb kB of huge pages in mappings that ask for them, $other_kb kB elsewhere"
-check "BIRD's own memory has no transparent huge pages (as stock)" [ "$other_kb" = 0 ]
-if [ "$except_ok" = yes ] && [ "$thp_mode" != never ] && [ "$first" = simd ]; then
-  check "the simd engine's lookup memory is on huge pages" [ "$hg_kb" -gt 0 ]
-else
-  echo "  (huge pages of the engine's memory not expected here: kernel mode $thp_mode, except-advised $except_ok, engine $first)"
-fi
-
 addrs() {
   for i in $(seq 1 400); do echo "10.$((RANDOM % 26)).$((RANDOM % 256)).$((RANDOM % 256))"; done
   for i in $(seq 1 40); do echo "10.$((RANDOM % 24)).$((RANDOM % 256)).$((76 + RANDOM % 2))"; done
