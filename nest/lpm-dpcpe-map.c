@@ -32,10 +32,23 @@ map_mix(u64 x)
   return x;
 }
 
+/*
+ * Seeded per slot array: with one fixed function, prefixes walked in the
+ * slot order of another map (a dump fed to a new engine) arrive clustered
+ * and pile up in long probe runs while the new map is smaller.
+ */
 static inline u32
-map_hash(struct dpcpe_key k, uint len)
+map_hash(u64 seed, struct dpcpe_key k, uint len)
 {
-  return (u32) map_mix(k.hi ^ map_mix(k.lo ^ (len + 1)));
+  return (u32) map_mix(k.hi ^ map_mix(k.lo ^ seed ^ (len + 1)));
+}
+
+static inline u64
+map_seed(void)
+{
+  u64 s;
+  random_bytes(&s, sizeof(s));
+  return s;
 }
 
 static u32
@@ -59,6 +72,7 @@ dpcpe_map_init(struct dpcpe_map *m, struct dpcpe_arena *ar, u32 count)
   m->ar = ar;
   m->size = map_size_for(count);
   m->count = 0;
+  m->seed = map_seed();
   m->off = dpcpe_arena_alloc(ar, (u64) m->size * sizeof(struct dpcpe_pfx));
   return (m->off == DPCPE_NOMEM) ? -1 : 0;
 }
@@ -73,9 +87,9 @@ dpcpe_map_fini(struct dpcpe_map *m)
 }
 
 static void
-map_put(struct dpcpe_pfx *s, u32 size, const struct dpcpe_pfx *p)
+map_put(struct dpcpe_pfx *s, u32 size, u64 seed, const struct dpcpe_pfx *p)
 {
-  u32 i = map_hash((struct dpcpe_key) { p->hi, p->lo }, p->len) & (size - 1);
+  u32 i = map_hash(seed, (struct dpcpe_key) { p->hi, p->lo }, p->len) & (size - 1);
   while (s[i].used)
     i = (i + 1) & (size - 1);
   s[i] = *p;
@@ -103,13 +117,15 @@ dpcpe_map_reserve(struct dpcpe_map *m, u32 more)
     return -1;
 
   struct dpcpe_pfx *old = dpcpe_map_slots(m), *s = dpcpe_ptr(m->ar, off);
+  u64 seed = map_seed();
   for (u32 i = 0; i < m->size; i++)
     if (old[i].used)
-      map_put(s, size, &old[i]);
+      map_put(s, size, seed, &old[i]);
 
   dpcpe_arena_free(m->ar, m->off, (u64) m->size * sizeof(struct dpcpe_pfx));
   m->off = off;
   m->size = size;
+  m->seed = seed;
   return 0;
 }
 
@@ -117,7 +133,7 @@ struct dpcpe_pfx *
 dpcpe_map_find(struct dpcpe_map *m, struct dpcpe_key k, uint len)
 {
   struct dpcpe_pfx *s = dpcpe_map_slots(m);
-  u32 i = map_hash(k, len) & (m->size - 1);
+  u32 i = map_hash(m->seed, k, len) & (m->size - 1);
 
   for (; s[i].used; i = (i + 1) & (m->size - 1))
     if ((s[i].len == len) && (s[i].hi == k.hi) && (s[i].lo == k.lo))
@@ -139,7 +155,7 @@ dpcpe_map_add(struct dpcpe_map *m, struct dpcpe_key k, uint len, u32 val)
   ASSERT_DIE((u64) m->count + 1 <= (u64) m->size * 3 / 4);
 
   struct dpcpe_pfx *s = dpcpe_map_slots(m);
-  u32 i = map_hash(k, len) & (m->size - 1);
+  u32 i = map_hash(m->seed, k, len) & (m->size - 1);
   while (s[i].used)
     i = (i + 1) & (m->size - 1);
 
@@ -162,7 +178,7 @@ dpcpe_map_del(struct dpcpe_map *m, struct dpcpe_pfx *p)
     if (!s[j].used)
       break;
 
-    u32 home = map_hash((struct dpcpe_key) { s[j].hi, s[j].lo }, s[j].len) & mask;
+    u32 home = map_hash(m->seed, (struct dpcpe_key) { s[j].hi, s[j].lo }, s[j].len) & mask;
     if (((j > i) && ((home <= i) || (home > j))) ||
 	((j < i) && ((home <= i) && (home > j))))
     {
@@ -173,4 +189,20 @@ dpcpe_map_del(struct dpcpe_map *m, struct dpcpe_pfx *p)
 
   s[i].used = 0;
   m->count--;
+}
+
+/**
+ * dpcpe_map_longest_run - the longest run of occupied slots
+ * @m: map
+ *
+ * What one probe may have to walk: for the tests, a whole scan.
+ */
+u32
+dpcpe_map_longest_run(struct dpcpe_map *m)
+{
+  struct dpcpe_pfx *s = dpcpe_map_slots(m);
+  u32 run = 0, best = 0;
+  for (u32 i = 0; i < m->size; i++)
+    best = MAX(best, run = s[i].used ? run + 1 : 0);
+  return best;
 }

@@ -624,12 +624,14 @@ struct dpcpe_map {
   u64 off;				/* Offset of the slot array */
   u32 size;				/* Slots, power of two */
   u32 count;
+  u64 seed;				/* Random, per slot array (see map_hash()) */
 };
 
 int dpcpe_map_init(struct dpcpe_map *m, struct dpcpe_arena *ar, u32 count);
 void dpcpe_map_fini(struct dpcpe_map *m);
 int dpcpe_map_reserve(struct dpcpe_map *m, u32 more);
 struct dpcpe_pfx *dpcpe_map_find(struct dpcpe_map *m, struct dpcpe_key k, uint len);
+u32 dpcpe_map_longest_run(struct dpcpe_map *m);
 struct dpcpe_pfx *dpcpe_map_add(struct dpcpe_map *m, struct dpcpe_key k, uint len, u32 val);
 void dpcpe_map_del(struct dpcpe_map *m, struct dpcpe_pfx *p);
 static inline struct dpcpe_pfx *dpcpe_map_slots(struct dpcpe_map *m) { return dpcpe_ptr(m->ar, m->off); }

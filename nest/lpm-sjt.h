@@ -124,6 +124,9 @@ struct sjt_info {
   u64 reclaimed;			/* Rows moved from limbo to reuse, ever */
   u64 elements_top;			/* High-water mark of elements */
   u64 writes;				/* Element stores into live lookup memory */
+  u64 hash_slots;			/* Prefix hash: slots, */
+  u64 hash_count;			/* prefixes, */
+  u64 hash_run;				/* and its longest run of occupied slots */
 };
 
 struct lpm_engine *sjt_new_plan(pool *p, uint net_type, uint variant, const u8 *stride, uint levels);
