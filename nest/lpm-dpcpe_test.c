@@ -1485,7 +1485,7 @@ t_dump_order(void)
   }
   worst = MAX(worst, dpcpe_map_longest_run(mb));
 
-  bt_log("%u prefixes; longest run of the prefix map: %u of %u slots at the end (random order), "
+  tlog("%u prefixes; longest run of the prefix map: %u of %u slots at the end (random order), "
 	 "%u at most while a second engine was fed in the first's dump order",
 	 cnt, dpcpe_map_longest_run(&((struct dpcpe *) a)->map), ((struct dpcpe *) a)->map.size, worst);
   bt_assert(mb->count == cnt);

@@ -467,11 +467,16 @@ dl_eal_init(const char *prog, int xargc, char **xargv)
   char *args[64] = {
     (char *) prog, "--no-pci", "--no-shconf", "--no-telemetry",
     "--file-prefix", prefix, "-l", lcore, "--log-level=error",
-    "--no-huge", "-m", "2048",
   };
-  int argc = dl_huge ? 10 : 12;
+  int argc = 9;
   if (dl_huge)
-    args[9] = "--in-memory";
+    args[argc++] = "--in-memory";
+  else
+  {
+    args[argc++] = "--no-huge";
+    args[argc++] = "-m";
+    args[argc++] = "2048";
+  }
   if (argc + xargc >= 64)
     dl_die("too many EAL arguments");
   for (int i = 0; i < xargc; i++)
