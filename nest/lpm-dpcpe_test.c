@@ -1489,8 +1489,10 @@ t_dump_order(void)
 	 "%u at most while a second engine was fed in the first's dump order",
 	 cnt, dpcpe_map_longest_run(&((struct dpcpe *) a)->map), ((struct dpcpe *) a)->map.size, worst);
   bt_assert(mb->count == cnt);
-  /* Random order at 3/4 load: 150-320; one fixed function: over 1,000 */
-  bt_assert(worst <= 600);
+  /* Random order at 3/4 load: 160-370 measured; with one fixed function
+   * 1,096 (the low bits spread a sorted stream better than simd's high
+   * bits): a guard against gross clustering, the seeds are checked below */
+  bt_assert(worst <= 2000);
 
   uint bad = 0;
   for (uint i = 0; i < cnt; i++)
@@ -1499,6 +1501,16 @@ t_dump_order(void)
     bad += (lpm_lookup4(a, x) != lpm_lookup4(b, x)) || (lpm_find(b, &r[i].n.n) != r[i].value);
   }
   bt_assert(!bad);
+
+  /* The seeds differ: the second engine's slot order is not the first's */
+  struct lpm_route *r2 = xmalloc(DUMP_N * sizeof(*r2));
+  uint cnt2 = lpm_dump(b, r2, DUMP_N), same = 0;
+  bt_assert(cnt2 == cnt);
+  for (uint i = 0; i < MIN(cnt, cnt2); i++)
+    same += net_equal(&r[i].n.n, &r2[i].n.n);
+  tlog("dumps of the two engines: %u of %u prefixes at the same place", same, cnt);
+  bt_assert(same < cnt / 100);
+  xfree(r2);
 
   lpm_free(a);
   lpm_free(b);
