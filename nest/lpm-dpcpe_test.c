@@ -9,6 +9,7 @@
 #include "test/bt-utils.h"
 
 #include "nest/lpm-dpcpe.h"
+#include "nest/lpm-test-dump.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -1454,67 +1455,41 @@ t_real(void)
  * A new engine fed in the order another one dumps its prefixes: the prefix
  * maps must not share one hash function, or the prefixes arrive sorted by
  * home slot and pile up in runs while the new map is smaller (see
- * map_hash()).
+ * map_hash() and nest/lpm-test-dump.h).
  */
-#define DUMP_N	200000
+static u64
+dpcpe_test_run(struct lpm_engine *e)
+{
+  return dpcpe_map_longest_run(&((struct dpcpe *) e)->map);
+}
 
 static int
 t_dump_order(void)
 {
   tp = rp_new(&root_pool, "dpcpe test");
-  struct lpm_route *r = xmalloc(DUMP_N * sizeof(*r));
   struct lpm_engine *a = new_engine(32, NULL), *b = new_engine(32, NULL);
   bt_assert(a && b);
 
-  for (uint i = 0; i < DUMP_N; i++)
-  {
-    uint len = 16 + bt_random_n(17);
-    net_addr_ip4 n = NET_ADDR_IP4(ip4_from_u32(bt_random() & ~(len < 32 ? 0xffffffffU >> len : 0)), len);
-    bt_assert(lpm_update(a, (net_addr *) &n, i % 1000, NULL) >= 0);
-  }
+  struct lpm_dump_order o;
+  lpm_test_dump_order(a, b, dpcpe_test_run, &o);
 
-  /* The runs are longest just before the map grows: look every 2,000 */
-  struct dpcpe_map *mb = &((struct dpcpe *) b)->map;
-  u32 worst = 0;
-  uint cnt = lpm_dump(a, r, DUMP_N);
-  for (uint i = 0; i < cnt; i++)
-  {
-    bt_assert(lpm_update(b, &r[i].n.n, r[i].value, NULL) >= 0);
-    if (!(i % 2000))
-      worst = MAX(worst, dpcpe_map_longest_run(mb));
-  }
-  worst = MAX(worst, dpcpe_map_longest_run(mb));
-
+  struct dpcpe_map *ma = &((struct dpcpe *) a)->map;
   tlog("%u prefixes; longest run of the prefix map: %u of %u slots at the end (random order), "
 	 "%u at most while a second engine was fed in the first's dump order",
-	 cnt, dpcpe_map_longest_run(&((struct dpcpe *) a)->map), ((struct dpcpe *) a)->map.size, worst);
-  bt_assert(mb->count == cnt);
+	 o.count, dpcpe_map_longest_run(ma), ma->size, (uint) o.worst);
+  bt_assert(((struct dpcpe *) b)->map.count == o.count);
   /* Random order at 3/4 load: 160-370 measured; with one fixed function
    * 1,096 (the low bits spread a sorted stream better than simd's high
    * bits): a guard against gross clustering, the seeds are checked below */
-  bt_assert(worst <= 2000);
-
-  uint bad = 0;
-  for (uint i = 0; i < cnt; i++)
-  {
-    ip4_addr x = net4_prefix(&r[i].n.n);
-    bad += (lpm_lookup4(a, x) != lpm_lookup4(b, x)) || (lpm_find(b, &r[i].n.n) != r[i].value);
-  }
-  bt_assert(!bad);
+  bt_assert(o.worst <= 2000);
+  bt_assert(!o.bad);
 
   /* The seeds differ: the second engine's slot order is not the first's */
-  struct lpm_route *r2 = xmalloc(DUMP_N * sizeof(*r2));
-  uint cnt2 = lpm_dump(b, r2, DUMP_N), same = 0;
-  bt_assert(cnt2 == cnt);
-  for (uint i = 0; i < MIN(cnt, cnt2); i++)
-    same += net_equal(&r[i].n.n, &r2[i].n.n);
-  tlog("dumps of the two engines: %u of %u prefixes at the same place", same, cnt);
-  bt_assert(same < cnt / 100);
-  xfree(r2);
+  tlog("dumps of the two engines: %u of %u prefixes at the same place", o.same, o.count);
+  bt_assert(o.same < o.count / 100);
 
   lpm_free(a);
   lpm_free(b);
-  xfree(r);
   rfree(tp);
   return 1;
 }

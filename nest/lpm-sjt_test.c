@@ -10,6 +10,7 @@
 
 #include "nest/lpm.h"
 #include "nest/lpm-sjt.h"
+#include "nest/lpm-test-dump.h"
 #include "lib/timer.h"
 
 #include <pthread.h>
@@ -1134,73 +1135,45 @@ t_bad_input(void)
 
 /*
  * A new engine fed in the order another one dumps its prefixes (as `show
- * lpm lookup benchmark' feeds its private engines): with one fixed hash
- * function the prefixes would arrive sorted by their home slots and pile up
- * in one run while the new hash is smaller than the first; each allocation
- * has its own seed, so runs stay as short as for any order.
+ * lpm lookup benchmark' feeds its private engines): each allocation of the
+ * prefix hash has its own seed, so runs stay as short as for any order
+ * (nest/lpm-test-dump.h).
  */
-#define DUMP_N	200000
+static u64
+sjt_test_run(struct lpm_engine *e)
+{
+  struct sjt_info i;
+  sjt_get_info(e, &i);
+  return i.hash_run;
+}
 
 static int
 t_dump_order(void)
 {
-  struct lpm_route *r = xmalloc(DUMP_N * sizeof(*r));
   struct lpm_engine *a = lpm_new(&root_pool, &lpm_sjt_class, NET_IP4, NULL);
   struct lpm_engine *b = lpm_new(&root_pool, &lpm_sjt_class, NET_IP4, NULL);
   bt_assert(a && b);
 
-  for (uint i = 0; i < DUMP_N; i++)
-  {
-    uint len = 16 + bt_random_n(17);
-    net_addr_ip4 n = NET_ADDR_IP4(ip4_from_u32(bt_random() & ~(len < 32 ? 0xffffffffU >> len : 0)), len);
-    bt_assert(lpm_update(a, (net_addr *) &n, i % 1000, NULL) >= 0);
-  }
+  struct lpm_dump_order o;
+  lpm_test_dump_order(a, b, sjt_test_run, &o);
 
-  /* The runs are longest just before the hash grows: look every 2,000 */
   struct sjt_info ia, ib;
-  u64 worst = 0;
-  uint cnt = lpm_dump(a, r, DUMP_N);
-  for (uint i = 0; i < cnt; i++)
-  {
-    bt_assert(lpm_update(b, &r[i].n.n, r[i].value, NULL) >= 0);
-    if (!(i % 2000))
-    {
-      sjt_get_info(b, &ib);
-      worst = MAX(worst, ib.hash_run);
-    }
-  }
-
   sjt_get_info(a, &ia);
   sjt_get_info(b, &ib);
-  worst = MAX(worst, ib.hash_run);
   LOG("%u prefixes; longest run of the prefix hash: %lu of %lu slots at the end (random order), "
       "%lu at most while a second engine was fed in the first's dump order",
-      cnt, (ulong) ia.hash_run, (ulong) ia.hash_slots, (ulong) worst);
-  bt_assert(ib.hash_count == cnt);
+      o.count, (ulong) ia.hash_run, (ulong) ia.hash_slots, (ulong) o.worst);
+  bt_assert(ib.hash_count == o.count);
   /* Random order at 1/2 load: 20-70; one fixed function: over 100,000 */
-  bt_assert(worst <= 1000);
-
-  uint bad = 0;
-  for (uint i = 0; i < cnt; i++)
-  {
-    ip4_addr x = net4_prefix(&r[i].n.n);
-    bad += (lpm_lookup4(a, x) != lpm_lookup4(b, x)) || (lpm_find(b, &r[i].n.n) != r[i].value);
-  }
-  bt_assert(!bad);
+  bt_assert(o.worst <= 1000);
+  bt_assert(!o.bad);
 
   /* The seeds differ: the second engine's slot order is not the first's */
-  struct lpm_route *r2 = xmalloc(DUMP_N * sizeof(*r2));
-  uint cnt2 = lpm_dump(b, r2, DUMP_N), same = 0;
-  bt_assert(cnt2 == cnt);
-  for (uint i = 0; i < MIN(cnt, cnt2); i++)
-    same += net_equal(&r[i].n.n, &r2[i].n.n);
-  LOG("dumps of the two engines: %u of %u prefixes at the same place", same, cnt);
-  bt_assert(same < cnt / 100);
-  xfree(r2);
+  LOG("dumps of the two engines: %u of %u prefixes at the same place", o.same, o.count);
+  bt_assert(o.same < o.count / 100);
 
   lpm_free(a);
   lpm_free(b);
-  xfree(r);
   return 1;
 }
 
