@@ -189,7 +189,10 @@ static inline u32 dpcpe_bucket(u64 h, u32 nb) { return dpcpe_range(dpcpe_hb(h), 
 
 /*
  *	Probes. Each returns the stored ~value of the key, 0 if absent. A bucket
- *	is followed by the next one only while its overflow count is non-zero.
+ *	is followed by the next one only while its overflow count is non-zero,
+ *	and at most once around the table: in a small table every bucket can
+ *	have a non-zero count at once (keys of each spilled into the next), and
+ *	a key that is in none of them must still end the walk.
  */
 
 static inline u32
@@ -198,7 +201,7 @@ dpcpe_probe8(const byte *base, const struct dpcpe_ldesc *l, u64 h, u32 key)
   const u64 *t = (const u64 *) (base + l->tab);
   u32 b = dpcpe_bucket(h, l->nb);
 
-  for (;;)
+  for (u32 n = l->nb; n; n--)
   {
     const u64 *s = t + 8 * (size_t) b;
     for (uint j = 0; j < 7; j++)
@@ -211,6 +214,8 @@ dpcpe_probe8(const byte *base, const struct dpcpe_ldesc *l, u64 h, u32 key)
       return 0;
     b = (b + 1 == l->nb) ? 0 : b + 1;
   }
+
+  return 0;
 }
 
 static inline u32
@@ -219,7 +224,7 @@ dpcpe_probe16(const byte *base, const struct dpcpe_ldesc *l, u64 h, u64 key)
   const struct dpcpe_s16 *t = (const struct dpcpe_s16 *) (base + l->tab);
   u32 b = dpcpe_bucket(h, l->nb);
 
-  for (;;)
+  for (u32 n = l->nb; n; n--)
   {
     const struct dpcpe_s16 *s = t + 4 * (size_t) b;
     for (uint j = 0; j < 4; j++)
@@ -233,6 +238,8 @@ dpcpe_probe16(const byte *base, const struct dpcpe_ldesc *l, u64 h, u64 key)
       return 0;
     b = (b + 1 == l->nb) ? 0 : b + 1;
   }
+
+  return 0;
 }
 
 static inline u32
@@ -241,7 +248,7 @@ dpcpe_probe32(const byte *base, const struct dpcpe_ldesc *l, u64 h, u64 khi, u64
   const struct dpcpe_s32 *t = (const struct dpcpe_s32 *) (base + l->tab);
   u32 b = dpcpe_bucket(h, l->nb);
 
-  for (;;)
+  for (u32 n = l->nb; n; n--)
   {
     const struct dpcpe_s32 *s = t + 2 * (size_t) b;
     for (uint j = 0; j < 2; j++)
@@ -255,6 +262,8 @@ dpcpe_probe32(const byte *base, const struct dpcpe_ldesc *l, u64 h, u64 khi, u64
       return 0;
     b = (b + 1 == l->nb) ? 0 : b + 1;
   }
+
+  return 0;
 }
 
 /*

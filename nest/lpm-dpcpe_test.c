@@ -564,6 +564,128 @@ t_churn6(void)
 }
 
 /*
+ *	A small table whose every bucket has spilled into the next one
+ */
+
+/* Slots of bucket @b of IPv4 level @l in use; its overflow count in @over */
+static uint
+bucket_fill(struct dpcpe *x, struct dpcpe_level *l, u32 b, u32 *over)
+{
+  const u64 *t = (const u64 *) (x->base + l->d.tab + (size_t) b * DPCPE_BUCKET);
+  uint n = 0;
+  for (uint j = 0; j < 7; j++)
+    n += !!t[j];
+  *over = t[7] >> 32;
+  return n;
+}
+
+/* The next /24 of 10.0.0.0/16 after @*a whose home in @l is @b, not in @have */
+static u32
+next_home(struct dpcpe_level *l, u32 *a, u32 b, const u8 *have)
+{
+  for (; *a < 256; (*a)++)
+  {
+    struct dpcpe_key k = { .hi = (u64) (0x0a000000 | (*a << 8)) << 32 };
+    if (!have[*a] && (dpcpe_bucket(dpcpe_level_hash(l, k), l->d.nb) == b))
+      return (*a)++;
+  }
+  bt_abort_msg("no /24 of 10.0.0.0/16 left for bucket %u", b);
+  return 0;
+}
+
+static void
+set24(struct lpm_engine *e, u8 *have, u32 i, int add)
+{
+  net_addr_union n;
+  u32 old;
+  net_fill_ip4(&n.n, ip4_from_u32(0x0a000000 | (i << 8)), 24);
+  if (add)
+    bt_assert(lpm_update(e, &n.n, 1000 + i, &old) == 0);
+  else
+    bt_assert(lpm_remove(e, &n.n, &old) == 0 && old == 1000 + i);
+  have[i] = add;
+}
+
+static int
+t_wrap(void)
+{
+  tp = rp_new(&root_pool, "dpcpe test");
+  print_variants("wrapped overflow");
+
+  /* No filter in front of small tables: every miss is probed */
+  struct dpcpe_opts o;
+  dpcpe_opts_default(&o);
+  o.filter_min = 1 << 20;
+  struct lpm_engine *e = new_engine(32, &o);
+  struct dpcpe *x = (void *) e;
+  struct dpcpe_level *l = &x->s.lv[x->s.level_of[24]];
+  u8 have[256] = {};
+
+  /* Grow the /24 level past one bucket, then empty it (small tables never shrink) */
+  for (u32 i = 0; i < 8; i++)
+    set24(e, have, i, 1);
+  for (u32 i = 0; i < 8; i++)
+    set24(e, have, i, 0);
+  u32 nb = l->d.nb;
+  bt_assert_msg((nb >= 2) && (nb <= 8) && !l->d.filter && !l->count,
+		"/24 level: %u buckets, filter %u, %u entries", nb, l->d.filter, l->count);
+
+  /*
+   * For each bucket in turn: fill it with keys of its own, one more spills
+   * into the next bucket, then its own keys go (the spilled one stays).
+   */
+  for (u32 b = 0; b < nb; b++)
+  {
+    u32 a = 0, own[8], n = 0, over;
+    while (bucket_fill(x, l, b, &over) < 7)
+      set24(e, have, own[n++] = next_home(l, &a, b, have), 1);
+    set24(e, have, next_home(l, &a, b, have), 1);
+    for (u32 i = 0; i < n; i++)
+      set24(e, have, own[i], 0);
+  }
+
+  /* Every bucket's overflow count is non-zero: a miss could walk around forever */
+  uint spilled = 0, present = 0;
+  for (u32 b = 0; b < nb; b++)
+  {
+    u32 over;
+    bucket_fill(x, l, b, &over);
+    spilled += !!over;
+  }
+  bt_assert_msg(spilled == nb, "%u of %u buckets with an overflow count", spilled, nb);
+  bt_assert(l->d.nb == nb);
+  bt_assert(dpcpe_check(x));
+
+  /* Every /24 of the /16: its own value if present, none if not; each variant */
+  ip4_addr q[256];
+  u32 want[256], got[256];
+  uint bad = 0;
+  for (u32 i = 0; i < 256; i++)
+  {
+    q[i] = ip4_from_u32(0x0a000000 | (i << 8) | 77);
+    want[i] = have[i] ? 1000 + i : LPM_NONE;
+    present += have[i];
+    bad += (lpm_lookup4(e, q[i]) != want[i]);
+  }
+  for (uint v = 0; v < LPM_VAR_MAX; v++)
+    if (lpm_variants_cpu() & (1U << v))
+    {
+      memset(got, 0x55, sizeof(got));
+      lpm_dpcpe_class.bulk4[v](e, q, got, 256);
+      for (u32 i = 0; i < 256; i++)
+	bad += (got[i] != want[i]);
+    }
+
+  tlog("IPv4 /24 level of %u buckets, each spilled into the next: %u present, %u missing looked up, %u wrong",
+       nb, present, 256 - present, bad);
+  bt_assert(!bad);
+
+  lpm_free(e);
+  rfree(tp);
+  return 1;
+}
+
+/*
  *	Capture and release, explicitly
  */
 
@@ -1507,6 +1629,7 @@ main(int argc, char *argv[])
   bt_test_suite(t_levels, "Level choice: exact capture counts and DP against brute force");
   bt_test_suite(t_churn4, "IPv4: random and adversarial churn against a reference, all variants");
   bt_test_suite(t_churn6, "IPv6: random and adversarial churn against a reference, all variants");
+  bt_test_suite(t_wrap, "A miss in a table whose every bucket spilled over ends, all variants");
   bt_test_suite(t_saturation, "Saturated counters: no false negative after long churn");
   bt_test_suite(t_reader, "A reader thread under updates sees old or new answers");
   bt_test_suite(t_nomem, "Memory exhaustion: failed updates and builds keep the state");
