@@ -25,7 +25,8 @@
  *
  * A lookup of address A: e = mem[A's first stride[0] bits]; while e is a
  * link: e = mem[e + A's next stride[k] bits]. The loop ends at a leaf at the
- * latest at the last level. No level crosses a 32-bit word of the address.
+ * latest at the last level (and stops there in any case: see below). No
+ * level crosses a 32-bit word of the address.
  *
  * The lookup code takes a &sjt_view, never the engine: a view is built
  * from the header alone (sjt_view_init()), so the same code serves a region
@@ -69,14 +70,20 @@ struct sjt_view {
 
 int sjt_view_init(struct sjt_view *v, const void *region);
 
-/* One address (inline, so callers with a view need no call) */
+/*
+ * One address (inline, so callers with a view need no call). A walk stops
+ * at the last level even on a link: a reader in another process may follow
+ * a link into a row that was retired and reused for a shallower level
+ * meanwhile; its answer is then discarded by the reuse check, but the walk
+ * itself must end and index only the view's levels. The batches do the same.
+ */
 static inline u32
 sjt_view_lookup4(const struct sjt_view *v, u32 a)
 {
   const u32 *m = v->mem;
   u32 e = m[a >> v->shift[0]];
 
-  for (uint k = 1; sjt_is_link(e); k++)
+  for (uint k = 1; (k < v->levels) && sjt_is_link(e); k++)
     e = m[e + ((a >> v->shift[k]) & v->mask[k])];
 
   return sjt_value(e);
@@ -88,7 +95,7 @@ sjt_view_lookup6(const struct sjt_view *v, const ip6_addr *a)
   const u32 *m = v->mem;
   u32 e = m[a->addr[0] >> v->shift[0]];
 
-  for (uint k = 1; sjt_is_link(e); k++)
+  for (uint k = 1; (k < v->levels) && sjt_is_link(e); k++)
     e = m[e + ((a->addr[v->word[k]] >> v->shift[k]) & v->mask[k])];
 
   return sjt_value(e);

@@ -1089,6 +1089,126 @@ run_reader(int fam6)
 static int t_reader4(void) { return run_reader(0); }
 static int t_reader6(void) { return run_reader(1); }
 
+/*
+ *	Views of hand-made regions: header checks, and walks that end at the
+ *	last level whatever links they meet (a reader in another process can
+ *	meet a row reused for a shallower level; here a row links to itself)
+ */
+
+#define VIEW_ROOT	16
+#define VIEW_ELEMS	((1U << VIEW_ROOT) + 256)
+
+static void *
+view_region(uint family, uint levels, const u8 *stride)
+{
+  void *r = xmalloc(SJT_HEADER_SIZE + VIEW_ELEMS * sizeof(u32));
+  memset(r, 0, SJT_HEADER_SIZE);
+  struct sjt_header *h = r;
+  *h = (struct sjt_header) {
+    .magic = SJT_MAGIC, .version = SJT_VERSION, .family = family, .levels = levels,
+    .elements_offset = SJT_HEADER_SIZE, .elements_max = VIEW_ELEMS,
+  };
+  memcpy(h->stride, stride, MIN(levels, SJT_MAX_LEVELS));
+
+  /* Root: leaves answering 7, but 10.0/16 (or 0a00::/16) links to a row of links to itself */
+  u32 *m = (u32 *) ((byte *) r + SJT_HEADER_SIZE), row = 1U << VIEW_ROOT;
+  for (u32 i = 0; i < row; i++)
+    m[i] = sjt_leaf(7);
+  m[0x0a00] = row;
+  for (u32 i = 0; i < 256; i++)
+    m[row + i] = row;
+  return r;
+}
+
+static int
+t_view(void)
+{
+  struct sjt_view v;
+  static const u8 good[] = { 16, 8, 8 }, zero[] = { 16, 0, 8 }, cross[] = { 20, 16 },
+    longer[] = { 16, 8, 8, 8 }, wide[] = { 16, 16, 33 };
+  void *r;
+
+  /* Headers: accepted as written, refused if a level could not be read */
+  struct { uint family, levels; const u8 *stride; int ok; const char *what; } hv[] = {
+    { 4, 3, good, 1, "IPv4 16-8-8" },
+    { 6, 3, good, 1, "IPv6 16-8-8 (the rest of the address unused)" },
+    { 6, 4, longer, 1, "IPv6 16-8-8-8" },
+    { 4, 3, zero, 0, "a level of no bits" },
+    { 4, 2, cross, 0, "a level across a 32-bit word" },
+    { 4, 4, longer, 0, "IPv4 levels of 40 bits" },
+    { 6, 3, wide, 0, "a level of 33 bits" },
+    { 5, 3, good, 0, "family 5" },
+    { 4, 0, good, 0, "no levels" },
+    { 4, SJT_MAX_LEVELS + 1, good, 0, "too many levels" },
+  };
+  for (uint i = 0; i < ARRAY_SIZE(hv); i++)
+  {
+    r = view_region(hv[i].family, hv[i].levels, hv[i].stride);
+    int got = (sjt_view_init(&v, r) == 0);
+    bt_assert_msg(got == hv[i].ok, "header with %s: %s", hv[i].what, got ? "accepted" : "refused");
+    xfree(r);
+  }
+
+  /* Walks through the self-linked row end after the last level, in every variant */
+  typedef void bulk4_fn(const struct sjt_view *, const ip4_addr *, u32 *, uint);
+  typedef void bulk6_fn(const struct sjt_view *, const ip6_addr *, u32 *, uint);
+  static bulk4_fn * const b4[LPM_VAR_MAX] = { sjt_bulk4_scalar, sjt_bulk4_avx2, sjt_bulk4_avx512 };
+  static bulk6_fn * const b6[LPM_VAR_MAX] = { sjt_bulk6_scalar, sjt_bulk6_avx2, sjt_bulk6_avx512 };
+  enum { N = 200 };
+  ip4_addr a4[N];
+  ip6_addr a6[N];
+  u32 val[N];
+  char buf[64] = "";
+  uint leaves = 0;
+
+  for (uint i = 0; i < N; i++)
+  {
+    u32 x = (i & 1) ? (0x0a000000 | (bt_random() & 0xffff)) : (u32) bt_random();
+    a4[i] = ip4_from_u32(x);
+    a6[i] = ip6_build(x, bt_random(), bt_random(), bt_random());
+  }
+
+  for (uint fam = 4; fam <= 6; fam += 2)
+  {
+    r = view_region(fam, 3, good);
+    bt_assert(sjt_view_init(&v, r) == 0);
+
+    for (uint i = 0; i < N; i++)
+    {
+      u32 x = ip4_to_u32(a4[i]);
+      u32 got = (fam == 4) ? sjt_view_lookup4(&v, x) : sjt_view_lookup6(&v, &a6[i]);
+      if ((x >> 16) != 0x0a00)
+	leaves += (got == 7);
+    }
+
+    for (uint k = 0; k < LPM_VAR_MAX; k++)
+      if (lpm_variants_cpu() & (1U << k))
+      {
+	memset(val, 0x55, sizeof(val));
+	if (fam == 4)
+	  b4[k](&v, a4, val, N);
+	else
+	  b6[k](&v, a6, val, N);
+	for (uint i = 0; i < N; i++)
+	  if ((ip4_to_u32(a4[i]) >> 16) != 0x0a00)
+	    leaves += (val[i] == 7);
+	if (fam == 4)
+	  bt_sprintf_concat(buf, " %s", lpm_variant_names[k]);
+      }
+    xfree(r);
+  }
+
+  /* Addresses outside 10.0/16 (0a00::/16) answer their leaf: singles and each variant, both families */
+  uint outside = 0;
+  for (uint i = 0; i < N; i++)
+    outside += ((ip4_to_u32(a4[i]) >> 16) != 0x0a00);
+  uint vars = __builtin_popcount(lpm_variants_cpu() & ((1U << LPM_VAR_MAX) - 1));
+  LOG("hand-made views: %u headers checked; walks through a self-linked row ended in singles and variants%s; %u of %u leaves right",
+      (uint) ARRAY_SIZE(hv), buf, leaves, 2 * (1 + vars) * outside);
+  bt_assert(leaves == 2 * (1 + vars) * outside);
+  return 1;
+}
+
 /* What the engine refuses */
 static int
 t_bad_input(void)
@@ -1200,6 +1320,7 @@ main(int argc, char *argv[])
   bt_test_suite(t_reader4, "IPv4: a reader thread sees only old or new answers");
   bt_test_suite(t_reader6, "IPv6: a reader thread sees only old or new answers");
   bt_test_suite(t_bad_input, "Bad plans, net types and variants are refused");
+  bt_test_suite(t_view, "Views of hand-made regions: header checks, walks end at the last level");
 
   return bt_exit_value();
 }

@@ -57,7 +57,7 @@ sjt_run4(const struct sjt_view *v, __m256i a0, __m256i a1, __m256i u0, __m256i u
   __m256i e1 = _mm256_mask_i32gather_epi32(zero, m, sjt_bits8(a1, v, 0), u1, 4);
   __m256i k0 = sjt_links8(e0, u0), k1 = sjt_links8(e1, u1);
 
-  for (uint l = 1; sjt_any8(k0, k1); l++)
+  for (uint l = 1; (l < v->levels) && sjt_any8(k0, k1); l++)
   {
     __m256i x0 = _mm256_add_epi32(e0, sjt_bits8(a0, v, l));
     __m256i x1 = _mm256_add_epi32(e1, sjt_bits8(a1, v, l));
@@ -90,7 +90,7 @@ sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
     any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
   }
 
-  for (uint l = 1; any; l++)
+  for (uint l = 1; (l < v->levels) && any; l++)
   {
     any = 0;
     SJT_UNROLL
@@ -177,7 +177,7 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __m256i u0, __m256i u1, __
   __m256i e1 = _mm256_mask_i32gather_epi32(zero, m, sjt_bits8(w1[0], v, 0), u1, 4);
   __m256i k0 = sjt_links8(e0, u0), k1 = sjt_links8(e1, u1);
 
-  for (uint l = 1; sjt_any8(k0, k1); l++)
+  for (uint l = 1; (l < v->levels) && sjt_any8(k0, k1); l++)
   {
     uint wd = v->word[l];
     __m256i x0 = _mm256_add_epi32(e0, sjt_bits8(w0[wd], v, l));
@@ -211,7 +211,7 @@ sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
     any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
   }
 
-  for (uint l = 1; any; l++)
+  for (uint l = 1; (l < v->levels) && any; l++)
   {
     uint wd = v->word[l];
     any = 0;

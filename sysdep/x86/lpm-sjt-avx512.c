@@ -54,7 +54,7 @@ sjt_run4(const struct sjt_view *v, __m512i a0, __m512i a1, __mmask16 k0, __mmask
   k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
   k1 = _mm512_mask_cmpge_epi32_mask(k1, e1, zero);
 
-  for (uint l = 1; k0 | k1; l++)
+  for (uint l = 1; (l < v->levels) && (k0 | k1); l++)
   {
     __m512i x0 = _mm512_add_epi32(e0, sjt_bits16(a0, v, l));
     __m512i x1 = _mm512_add_epi32(e1, sjt_bits16(a1, v, l));
@@ -91,7 +91,7 @@ sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
   for (uint j = 0; j < SJT_WIDE; j++)
     any |= k[j] = _mm512_cmpge_epi32_mask(e[j], zero);
 
-  for (uint l = 1; any; l++)
+  for (uint l = 1; (l < v->levels) && any; l++)
   {
     SJT_UNROLL
   for (uint j = 0; j < SJT_WIDE; j++)
@@ -173,7 +173,7 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __mmask16 k0, __mmask16 k1
   k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
   k1 = _mm512_mask_cmpge_epi32_mask(k1, e1, zero);
 
-  for (uint l = 1; k0 | k1; l++)
+  for (uint l = 1; (l < v->levels) && (k0 | k1); l++)
   {
     uint wd = v->word[l];
     __m512i x0 = _mm512_add_epi32(e0, sjt_bits16(w0[wd], v, l));
@@ -208,7 +208,7 @@ sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
   for (uint j = 0; j < SJT_WIDE; j++)
     any |= k[j] = _mm512_cmpge_epi32_mask(e[j], zero);
 
-  for (uint l = 1; any; l++)
+  for (uint l = 1; (l < v->levels) && any; l++)
   {
     uint wd = v->word[l];
     SJT_UNROLL

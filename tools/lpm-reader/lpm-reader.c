@@ -202,7 +202,9 @@ lpmr_open(const char *name, int *code, char *err, size_t errsize)
       *code = LPMR_EVERSION;
       goto fail;
     }
-    if (sjt_view_init(&r->v[i], r->fam[i].base) < 0)
+    if ((sjt_view_init(&r->v[i], r->fam[i].base) < 0) ||
+	(s->elements_offset > r->fam[i].size) ||
+	(s->elements_max > (r->fam[i].size - s->elements_offset) / 4))
     {
       snprintf(err, errsize, "%s: unreadable simd header", region);
       *code = LPMR_EFORMAT;
