@@ -16,7 +16,7 @@ cpu=$(grep -o -w 'avx512bw\|avx2' /proc/cpuinfo | sort -u | sed 's/avx512bw/avx5
 variants="scalar $cpu"
 echo "CPU variants here: $variants"
 check "bird-lpm-reader is built" test -x "$READER"
-cleanup_shm() { rm -f /dev/shm/$SHM /dev/shm/$SHM.* /dev/shm/bbfake-$$; }
+cleanup_shm() { rm -f /dev/shm/$SHM /dev/shm/$SHM.* /dev/shm/bbfake-$$ /dev/shm/bbfake-$$-*; }
 trap 'cleanup_shm; cleanup' EXIT
 
 # --- routes: every next-hop kind ---------------------------------------------
@@ -231,6 +231,40 @@ out=$("$READER" "bbfake-$$" status 2>&1); rc=$?
 echo "  $out (rc=$rc)"
 check "a layout version mismatch is a clear error naming both versions" \
   bash -c "[ $rc = 3 ] && grep -q 'layout version 99, this reader reads version 1' <<< '$out'"
+
+# --- simd region headers that do not fit their object -----------------------------
+# Copies of bird's objects under other names: the export header pointing at a
+# simd region whose header is changed (its IPv6 region left out)
+fake_region() {	# NAME ELEMENTS_MAX STRIDE1
+  python3 - "$SHM" "$@" <<'PY'
+import struct, sys
+shm, name, emax, s1 = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+h = bytearray(open("/dev/shm/" + shm, "rb").read())
+FAM = 240                      # struct lpmx_header: fam[0].region; fam[1] 80 bytes on
+reg = h[FAM:FAM + 64].split(b"\0")[0].decode().lstrip("/")
+h[FAM:FAM + 64] = (name + ".ipv4").encode().ljust(64, b"\0")
+h[FAM + 80] = 0
+open("/dev/shm/" + name, "wb").write(h)
+r = bytearray(open("/dev/shm/" + reg, "rb").read(4096))
+struct.pack_into("<Q", r, 24, emax)       # struct sjt_header: elements_max
+r[32 + 1] = s1                            # stride[1]
+open("/dev/shm/" + name + ".ipv4", "wb").write(bytes(r) + bytes(4 * 2048))
+PY
+}
+emax=$(python3 -c 'import struct,sys; h=open("/dev/shm/"+sys.argv[1],"rb").read(304); r=h[240:304].split(b"\0")[0].decode().lstrip("/"); print(struct.unpack_from("<Q", open("/dev/shm/"+r,"rb").read(32), 24)[0])' "$SHM")
+s1=$(python3 -c 'import sys; h=open("/dev/shm/"+sys.argv[1],"rb").read(304); r=h[240:304].split(b"\0")[0].decode().lstrip("/"); print(open("/dev/shm/"+r,"rb").read(64)[33])' "$SHM")
+fake_region "bbfake-$$-a" 2048 "$s1"
+out=$("$READER" "bbfake-$$-a" status 2>&1); rc=$?; echo "  region of 2048 elements as its header says: rc=$rc"
+check "a copy whose simd header fits its object is read" bash -c "[ $rc = 0 ]"
+fake_region "bbfake-$$-b" "$emax" "$s1"
+out=$("$READER" "bbfake-$$-b" status 2>&1); rc=$?; echo "  $out (rc=$rc)"
+check "a simd region smaller than its header says is refused with a clear error" \
+  bash -c "[ $rc = 1 ] && grep -q 'bbfake-$$-b.ipv4: unreadable simd header' <<< '$out'"
+fake_region "bbfake-$$-c" 2048 0
+out=$("$READER" "bbfake-$$-c" status 2>&1); rc=$?; echo "  $out (rc=$rc)"
+check "a simd header with a level of no bits is refused with a clear error" \
+  bash -c "[ $rc = 1 ] && grep -q 'bbfake-$$-c.ipv4: unreadable simd header' <<< '$out'"
+rm -f /dev/shm/bbfake-$$-*
 
 # --- reader across a bird restart ------------------------------------------------
 P down > /dev/null; sleep 1
