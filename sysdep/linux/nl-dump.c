@@ -386,8 +386,10 @@ krt_sys_dump_step(struct krt_proto *p, btime deadline)
 	log_rl(&nl_dump_rl, L_WARN "%s: Netlink dump remnant of size %u, skipped", p->p.name, d->len);
       d->h = NULL;
 
+      /* The socket goes now: a protocol that stops keeps none open */
       if (d->done)
       {
+	nl_dump_close(d);
 	nlq_kick(p);
 	return 1;
       }

@@ -178,6 +178,9 @@ static void nlq_writer_done(void);
 static void nlq_back_pressure(struct nlq *q);
 static void nlq_wait(void);
 static void nlq_next(struct nlq *after);
+static void nlq_hand_on(struct nlq *after);
+static void nlq_wait_only(void);
+static void nlq_uncork_idle(void);
 static void nlq_seen_batch(struct nlq *q);
 static void nlq_uncork(struct nlq *q);
 
@@ -873,19 +876,24 @@ nlq_fill(struct nlq *q)
 static int
 nlq_send_batch(struct nlq *q)
 {
-  /* A protocol writing in BIRD's loop waits for another's batch with the thread */
-  while (nlq_busy && !nlq_threaded(q) && !nlq_broken)
-  {
-    nlw_wait();
-    nlq_complete();
-  }
+  /*
+   * A protocol writing in BIRD's loop first waits for another's batch with
+   * the thread and collects it as its completion would have: that one's
+   * slices go on and corks go (the thread's eventfd finds nothing later).
+   */
+  if (!nlq_threaded(q))
+    nlq_wait_only();
 
   if (nlq_broken || nlq_busy)
     return 0;
 
   uint taken = nlq_fill(q);
   if (!nlq_batch.cnt)
+  {
+    if (!nlq_threaded(q))
+      nlq_hand_on(q);
     return taken;
+  }
 
   nlq_busy = 1;
   nlq_batch_q = q;
@@ -899,11 +907,21 @@ nlq_send_batch(struct nlq *q)
   {
     nlw_write(nlq_fd, &nlq_batch);
     nlq_complete();
-    if (nlw_threaded())
-      nlq_next(q);
+    nlq_hand_on(q);
   }
 
   return taken;
+}
+
+/* BIRD's loop wrote or collected a batch: the idle writer thread gets the next one */
+static void
+nlq_hand_on(struct nlq *after)
+{
+  if (!nlw_threaded())
+    return;
+
+  nlq_next(after);
+  nlq_uncork_idle();
 }
 
 /* The writer is idle: give it the next queue that has work, round robin */

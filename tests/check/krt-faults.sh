@@ -9,7 +9,11 @@
 #             stock's synchronous writes with an error in the log.
 #   tiny:     `netlink queue 16; netlink batch 4`: back-pressure on every few
 #             routes, IPv6 dumps draining their held queue again and again;
-#   inloop:   `netlink thread off`: the writes in BIRD's loop.
+#   inloop:   `netlink thread off`: the writes in BIRD's loop;
+#   mixed:    k4 writes in BIRD's loop, k6 through the writer thread: one
+#             protocol's synchronous batch waits for and collects the other's
+#             batch from the thread, which must still go on (its flush ends,
+#             its dumps are requested, its corks released).
 # Each time (30,000 IPv4 and 6,000 IPv6 routes): install, a restart of the
 # kernel protocols (flush, install), a reconfiguration that withdraws and
 # changes routes, and `down` (flush) end with the kernel tables stock ends
@@ -22,6 +26,7 @@ NS=bb-krtf
 N=30000
 N6=6000
 KOPTS=""		# options added to the patched bird's kernel protocols
+KOPTS4=""		# ... to k4 only
 SHIM=$WORK/nlfault.so
 cc -shared -fPIC -o "$SHIM" "$top/tests/e2e/nlfault.c" -ldl || { bad "fault shim builds"; finish; }
 
@@ -63,7 +68,7 @@ absent() { ! grep -qiE "$@"; }
 table() { { ip -n "$NS" route show table 100; ip -n "$NS" -6 route show table 100; } | sort; }
 count() { table | wc -l; }
 # use FILE -- the configuration FILE as f.conf, $KOPTS added to the kernel protocols
-use() { sed "s/kernel table 100;/kernel table 100; $KOPTS/" "$1" > "$WORK/f.conf"; }
+use() { sed -e "/kernel k4/s/kernel table 100;/kernel table 100; $KOPTS4/" -e "s/kernel table 100;/kernel table 100; $KOPTS/" "$1" > "$WORK/f.conf"; }
 C() { "$CUR/birdc" -s "$WORK/f.ctl" "$@"; }
 
 # run_bird BINDIR [ENV=VALUE...] -- bird on A.conf in the namespace
@@ -79,6 +84,8 @@ run_bird() {
 }
 # settle EXPECTED_FILE -- until the table equals it (a scan repairs within 5 s)
 settle() { for _ in $(seq 150); do [ "$(table)" = "$(cat "$1")" ] && return 0; sleep 0.2; done; return 1; }
+# fds -- bird's open descriptors, the least of five looks (a scan's dump socket comes and goes)
+fds() { local m=100000 n; for _ in 1 2 3 4 5; do n=$(ls "/proc/$PID/fd" | wc -l); [ "$n" -lt "$m" ] && m=$n; sleep 0.1; done; echo "$m"; }
 gone() { for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || return 0; sleep 0.1; done; return 1; }
 
 # Stock: the tables to expect
@@ -98,9 +105,12 @@ phase() {  # phase NAME ENV=VALUE...
   ns_up
   run_bird "$BIN" LD_PRELOAD="$SHIM" "$@" || { bad "$name: patched bird starts"; cat "$WORK/f.log"; return; }
   check "$name: table A as stock's" settle "$WORK/stock.A"
+  local fd0 fd1; fd0=$(fds)
   C restart k4 >/dev/null; C restart k6 >/dev/null
   sleep 1
   check "$name: after restart of the kernel protocols, table A as stock's" settle "$WORK/stock.A"
+  sleep 6; fd1=$(fds)	# a scan of each after the restart
+  check "$name: the restarts left no socket behind (bird's descriptors $fd0 -> $fd1)" [ "$fd1" -le "$fd0" ]
   use "$WORK/B.conf"; C configure >/dev/null
   check "$name: after reconfiguration, table B as stock's" settle "$WORK/stock.B"
   check "$name: bird still answers" grep -q "Daemon is up" <<< "$(C show status)"
@@ -135,4 +145,8 @@ check "tiny: back-pressure counted" grep -qE "back-pressure [1-9]" "$WORK/tiny.i
 
 KOPTS="netlink thread off;" phase inloop
 check "inloop: writes in BIRD's loop, batched" grep -q "Netlink writes:   batched" "$WORK/inloop.info"
+
+KOPTS4="netlink thread off;" phase mixed
+check "mixed: both protocols' writes batched" [ "$(grep -c "Netlink writes:   batched" "$WORK/mixed.info")" = 2 ]
+check "mixed: k4 configured to write in BIRD's loop" grep -q "kernel k4.*netlink thread off;" "$WORK/f.conf"
 finish
