@@ -601,7 +601,8 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
  * @n: the network
  *
  * The message is the one stock's builder makes for a deletion (network, table
- * and the protocol's `metric`).
+ * and the protocol's `metric`). Through krt_replace_rte(): if the batched
+ * writes have failed meanwhile, stock's synchronous write deletes it.
  */
 void
 nlq_delete_net(struct krt_proto *p, const net_addr *n)
@@ -612,7 +613,7 @@ nlq_delete_net(struct krt_proto *p, const net_addr *n)
 
   memset(nn, 0, sizeof(net));
   net_copy(nn->n.addr, n);
-  nlq_replace_rte(p, NULL, &e);
+  krt_replace_rte(p, nn, NULL, &e);
 }
 
 /**
