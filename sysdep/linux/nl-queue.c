@@ -161,6 +161,7 @@ static int nlq_fd = -1;			/* The write socket, shared by all kernel protocols */
 static u32 nlq_portid;
 static u32 nlq_seq;
 static byte *nlq_tx;
+static uint nlq_tx_size;			/* NLQ_TX_SIZE, more for a route that needs more */
 static struct nlq_msg *nlq_sent;
 static int nlq_broken;			/* It failed: stock's paths from now on */
 static list nlq_list;			/* struct nlq of running kernel protocols */
@@ -269,7 +270,7 @@ nlq_open(void)
 
   if (!nlq_tx)
   {
-    nlq_tx = mb_alloc(krt_pool, NLQ_TX_SIZE);
+    nlq_tx = mb_alloc(krt_pool, nlq_tx_size = NLQ_TX_SIZE);
     nlq_sent = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(struct nlq_msg));
     nlq_batch.err = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(int));
     nlq_batch.why = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(u16));
@@ -834,8 +835,15 @@ nlq_fill(struct nlq *q)
     struct nlq_entry *e = SKIP_BACK(struct nlq_entry, n, HEAD(q->pending));
     uint need = (e->has_old ? e->del->nlmsg_len : 0) + (e->has_new ? e->add->nlmsg_len : 0);
 
-    if (cnt && (len + need > NLQ_TX_SIZE))
+    if (cnt && (len + need > nlq_tx_size))
       break;
+
+    /* A route alone larger than a batch (thousands of next hops): a buffer for it */
+    if (need > nlq_tx_size)
+    {
+      mb_free(nlq_tx);
+      nlq_tx = mb_alloc(krt_pool, nlq_tx_size = need);
+    }
 
     rem_node(&e->n);
     HASH_REMOVE2(q->hash, NLQ, q->pool, e);
