@@ -46,6 +46,10 @@ sjt_view_init(struct sjt_view *v, const void *region)
       !h->levels || (h->levels > SJT_MAX_LEVELS))
     return -1;
 
+  memset(v, 0, sizeof(*v));
+  v->mem = (const u32 *) ((const byte *) region + h->elements_offset);
+  v->levels = h->levels;
+
   /* Each level's bits within one 32-bit word of the address, all within it */
   uint bits = (h->family == 4) ? 32 : (h->family == 6) ? 128 : 0, d = 0;
   for (uint k = 0; k < h->levels; k++)
@@ -53,17 +57,7 @@ sjt_view_init(struct sjt_view *v, const void *region)
     uint s = h->stride[k];
     if (!s || (s > 32 - (d % 32)) || (d + s > bits))
       return -1;
-    d += s;
-  }
 
-  memset(v, 0, sizeof(*v));
-  v->mem = (const u32 *) ((const byte *) region + h->elements_offset);
-  v->levels = h->levels;
-
-  d = 0;
-  for (uint k = 0; k < h->levels; k++)
-  {
-    uint s = h->stride[k];
     v->word[k] = d / 32;
     v->shift[k] = 32 - (d % 32) - s;
     v->mask[k] = (s < 32) ? (1U << s) - 1 : ~0U;
