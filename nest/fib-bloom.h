@@ -11,6 +11,7 @@
 #include "nest/bird.h"
 #include "lib/net.h"
 #include "lib/string.h"
+#include "nest/fib-accel-types.h"
 
 struct fib;
 struct fib_roa;
@@ -27,13 +28,6 @@ struct cli;
 #define FIB_BLOOM_MIN_ORDER	11	/* No filter below this FIB hash order */
 #define FIB_BLOOM_HEADROOM(n)	((n) * 2)	/* Capacity built for n entries */
 #define FIB_BLOOM_BATCH		32	/* Keys per prefetch batch when rebuilding */
-
-/* Table configuration (table block: bloom on|off, bloom hashes, bloom counters) */
-struct fib_bloom_config {
-  u8 enabled;
-  u8 hashes;
-  u8 counters;
-};
 
 void fib_bloom_config_default(struct fib_bloom_config *c);
 
@@ -478,9 +472,6 @@ uint fib_lpm_bands(const struct fib_bloom *b);		/* Bands with length masks */
 void *fib_bloom_route(struct fib *f, const net_addr *n);
 struct network *net_route_bloom(struct rtable *tab, const net_addr *n, int *done);
 int net_roa_check_bloom(struct rtable *tab, const net_addr *n, u32 asn, int *done);
-
-/* Exact chain lookup without the filter (the stock fib_find body) */
-void *fib_find_chain(struct fib *f, const net_addr *a);
 
 /* Predicted false-positive rate of a filter at its current load */
 double fib_bloom_fpr_predicted(const struct fib_bloom *b);

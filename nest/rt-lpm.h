@@ -12,19 +12,13 @@
 #include "lib/net.h"
 #include "lib/idm.h"
 #include "lib/hash.h"
+#include "nest/fib-bloom.h"
 
 struct rtable;
 struct network;
 struct cli;
 struct lpm_class;
 struct lpm_engine;
-
-/* Table configuration: `lpm engine <name>|off', `lpm variant', `lpm levels' */
-struct rt_lpm_config {
-  const struct lpm_class *class;	/* NULL: no engine (the default) */
-  u8 variant;				/* enum lpm_variant, LPM_VAR_AUTO by default */
-  u8 levels;				/* Engine parameter (dpcpe), 0 = default */
-};
 
 /*
  * The engine of a table holds, for every net with a valid best route, the

@@ -47,6 +47,7 @@
 #include "nest/iface.h"
 #include "nest/protocol.h"
 #include "nest/route.h"
+#include "nest/fib-bloom.h"
 #include "nest/lpm.h"
 #include "conf/conf.h"
 #include "lib/string.h"
