@@ -38,6 +38,7 @@
 #include "nest/route.h"
 #include "nest/protocol.h"
 #include "nest/iface.h"
+#include "conf/conf.h"
 #include "lib/timer.h"
 #include "lib/string.h"
 #include "sysdep/unix/krt.h"
@@ -521,6 +522,49 @@ int
 krt_sys_sliced(struct krt_proto *p)
 {
   return nlq_active(p);
+}
+
+/* The address family of a kernel protocol's configuration, as krt_start() sets p->af */
+static int
+nl_dump_cf_af(struct proto_config *pc)
+{
+  switch (pc->net_type)
+  {
+  case NET_IP4:		return AF_INET;
+  case NET_IP6:
+  case NET_IP6_SADR:	return AF_INET6;
+  default:		return -1;
+  }
+}
+
+/**
+ * krt_sys_table_wanted - does another kernel protocol want the table?
+ * @p: the kernel protocol, shutting down
+ *
+ * Stock's flush ends within krt_shutdown(), and with it the protocol's hold
+ * on its kernel table (nl_table_map, netlink.c). A protocol of the new
+ * configuration that syncs the same table (one renamed, or moved to the
+ * table) starts right after, in the same protos_commit(); beside a sliced
+ * flush it would find the table still held, log that it is registered by
+ * the stopping one and never start, and the flush would delete its routes.
+ * So when the running configuration has another kernel protocol of the same
+ * family and table, the flush is stock's (krt_slice_flush() returns 0).
+ */
+int
+krt_sys_table_wanted(struct krt_proto *p)
+{
+  struct proto_config *pc;
+
+  if (!config)
+    return 0;
+
+  WALK_LIST(pc, config->protos)
+    if ((pc->protocol == &proto_unix_kernel) && (pc->proto != &p->p) &&
+	(nl_dump_cf_af(pc) == p->af) &&
+	(((struct krt_config *) pc)->sys.table_id == KRT_CF->sys.table_id))
+      return 1;
+
+  return 0;
 }
 
 /**

@@ -38,6 +38,19 @@
  * so the next scan retries it as in stock. Answers lost to a full receive
  * buffer count as failures and schedule a resync.
  *
+ * The bit itself is set when the change is queued. Stock's write has set it
+ * before anything else can look at the route, and `show route` marks a route
+ * whose bit is clear as a sync error (`!`, krt_get_sync_error()): set only by
+ * the answer, every route waiting in the queue or with the kernel would be
+ * shown as one. The scan (krt_got_route()) reads the bit too: set, a kernel
+ * route of the same destination needs no rewrite. For a pending write that
+ * holds, the write itself brings the kernel's route up to date; a kernel
+ * route of another destination is rewritten as with a clear bit (the rewrite
+ * joins the pending change), and the prune's decisions rest on seen_map, not
+ * on the bit. A pending write that fails clears the bit: the route turns `!`
+ * and the next scan retries it, as in stock. `show protocols all` counts the
+ * routes pending and being written.
+ *
  * The kernel copies the port id of the socket that caused a route change into
  * the notification it multicasts, so a classic BPF filter on BIRD's
  * asynchronous socket drops route notifications carrying our write socket's
@@ -572,6 +585,9 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
     e->new_metric = ea_get_int(a->eattrs, EA_KRT_METRIC, 0);
     e->replaceable = (p->af == AF_INET) || ((a->dest == RTD_UNICAST) && ipa_nonzero(a->nh.gw));
     e->add = nlq_build(q, new, NL_OP_ADD);
+
+    /* In sync until its answer says otherwise (nlq_done(), see the DOC above) */
+    bmap_set(&p->sync_map, new->id);
   }
 
   /*
@@ -650,6 +666,26 @@ nlq_route_net(struct krt_proto *p, const net_addr *n, int src, linpool *lp)
   return x;
 }
 
+/**
+ * nlq_table_left - has a kernel protocol left its kernel table?
+ * @p: the protocol nl_parse_route() found for a route's table
+ *
+ * Stock's krt_shutdown() flushes synchronously and takes the protocol out of
+ * the parser's table map (krt_sys_shutdown()) before BIRD reads another
+ * notification. A sliced flush keeps it there, stopping (PS_STOP), until its
+ * last deletion is answered, while at a shutdown the device protocol drops
+ * the interfaces: a notification of a foreign route would be parsed for a
+ * protocol that has stopped, and its interface logged as unknown, an error
+ * stock never logs. So the parser skips the routes of such a table, as
+ * stock's skips those of a table nobody syncs. The flush itself reads the
+ * kernel's table on a socket of its own (nl-dump.c) and parses nothing.
+ */
+int
+nlq_table_left(struct krt_proto *p)
+{
+  return p->p.proto_state == PS_STOP;
+}
+
 
 /*
  *	Sending and answers
@@ -693,7 +729,21 @@ nlq_put(struct nlq_entry *e, struct nlmsghdr *m, uint op, uint *len, uint *cnt, 
   (*cnt)++;
 }
 
-/* The outcome of one message for the sync state, as in stock's krt_replace_rte() */
+/* Is a later write of the same route waiting in the queue (a scan rewrote it)? */
+static inline int
+nlq_requeued(struct nlq *q, struct nlq_entry *e)
+{
+  struct nlq_entry *later = HASH_FIND(q->hash, NLQ, &e->net.n);
+
+  return later && later->has_new && (later->id == e->id);
+}
+
+/*
+ * The outcome of one message for the sync state, as in stock's
+ * krt_replace_rte(). The route's bit was set when it was queued; a failure
+ * clears it, unless the route waits in the queue once more: then the answer
+ * to that write decides, as the later of two writes does in stock.
+ */
 static void
 nlq_done(struct nlq *q, struct nlq_msg *m)
 {
@@ -705,10 +755,10 @@ nlq_done(struct nlq *q, struct nlq_msg *m)
   if (m->op == NLQ_DEL)
     return;
 
-  if (m->err)
-    bmap_clear(&p->sync_map, m->e->id);
-  else
+  if (!m->err)
     bmap_set(&p->sync_map, m->e->id);
+  else if (!nlq_requeued(q, m->e))
+    bmap_clear(&p->sync_map, m->e->id);
 
   if (q->mark_seen)
     bmap_set(&p->seen_map, m->e->id);
@@ -1363,8 +1413,11 @@ nlq_show(struct krt_proto *p)
     return;
   }
 
-  cli_msg(-1006, "  Netlink writes:   batched, %u pending, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
-	  q->hash.count, q->changes, q->coalesced, q->routes, q->messages, q->batches);
+  /* Routes still to be written: in the queue, and with the kernel (shown `*` by show route) */
+  uint writing = (nlq_busy && (nlq_batch_q == q)) ? nlq_batch_taken : 0;
+
+  cli_msg(-1006, "  Netlink writes:   batched, %u pending, %u being written, %lu changes (%lu coalesced), %lu routes in %lu messages, %lu batches",
+	  q->hash.count, writing, q->changes, q->coalesced, q->routes, q->messages, q->batches);
   cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, import corked %lu times), longest batch %t ms, batch now %u",
 	  q->failed, q->pressure, q->longest_wait * 1000, q->corks, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
   cli_msg(-1006, "  Interface scans put off for a batch: %lu", nlq_kif_later);

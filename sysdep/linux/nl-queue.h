@@ -51,7 +51,14 @@ struct nlmsghdr;
  * nlq_delete_net() queues the deletion of one network, nlq_idle() says whether
  * nothing is pending, nlq_send() sends batches until the queue is empty or
  * @deadline (0: no deadline) has passed and says whether it is empty.
- * nlq_kick() schedules the sending of what is pending.
+ * nlq_kick() schedules the sending of what is pending. A route queued for the
+ * kernel counts as in sync (its bit in sync_map is set) until its answer says
+ * that the write failed.
+ *
+ * Called by stock's parser (netlink.c): nlq_route_net() for the network of a
+ * route, nlq_table_left() for the protocol found for a route's table (1: the
+ * protocol flushes in slices, the route is skipped as stock skips routes of
+ * tables nobody syncs).
  */
 void nlq_init_config(struct nlq_params *c);
 int nlq_reconfigure(struct krt_proto *p, struct krt_config *n, struct krt_config *o);
@@ -70,6 +77,7 @@ int nlq_held_full(struct krt_proto *p);
 int nlq_drained(struct krt_proto *p);
 int nlq_writing(struct krt_proto *p);
 struct network *nlq_route_net(struct krt_proto *p, const net_addr *n, int src, struct linpool *lp);
+int nlq_table_left(struct krt_proto *p);
 void nlq_async_overflow(void);
 void nlq_kick(struct krt_proto *p);
 void nlq_show(struct krt_proto *p);

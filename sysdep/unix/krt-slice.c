@@ -537,13 +537,17 @@ krt_slice_run(timer *t)
  * exported: the channel no longer tells which those are once it is stopping,
  * and a route left over from an earlier run is one stock's next scan deletes
  * anyway.
+ *
+ * While it runs, the protocol still holds its kernel table, where stock's has
+ * let go: a flush that another kernel protocol of the new configuration waits
+ * for (the same table, krt_sys_table_wanted()) is stock's.
  */
 int
 krt_slice_flush(struct krt_proto *p)
 {
   struct krt_slice *s = p->slice;
 
-  if (!s || !krt_sys_sliced(p))
+  if (!s || !krt_sys_sliced(p) || krt_sys_table_wanted(p))
     return 0;
 
   /* Whatever is pending is about to be deleted anyway */

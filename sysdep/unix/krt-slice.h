@@ -60,6 +60,8 @@ void kif_scan_deferred(void);
  * stopped until then (a full queue); krt_sys_writes_drop() forgets pending ones;
  * krt_sys_mark_seen() marks routes written while a scan runs as seen.
  * krt_sys_flush_net() queues the deletion stock's flush makes for a network.
+ * krt_sys_table_wanted() says whether another kernel protocol of the running
+ * configuration syncs the protocol's table (the flush then is stock's).
  * krt_sys_slice() is the time budget of one slice.
  */
 void krt_sys_slice_init(struct krt_proto *p);
@@ -75,6 +77,7 @@ int krt_sys_writes_full(struct krt_proto *p);
 void krt_sys_writes_drop(struct krt_proto *p);
 void krt_sys_mark_seen(struct krt_proto *p, int on);
 void krt_sys_flush_net(struct krt_proto *p, const net_addr *n);
+int krt_sys_table_wanted(struct krt_proto *p);
 btime krt_sys_slice(struct krt_proto *p);
 void krt_sys_show_info(struct krt_proto *p);
 

@@ -18,8 +18,11 @@
 # kernel protocols (flush, install), a reconfiguration that withdraws and
 # changes routes, and `down` (flush) end with the kernel tables stock ends
 # with; an out-of-range option given to the running daemon is rejected with
-# file:line and the configuration kept.
+# file:line and the configuration kept. Each of these steps logs no <ERR>
+# that stock's same step does not (tests/e2e/errlog.sh), but for the
+# fallback that `failing` provokes.
 . "$(dirname "$0")/../lib.sh"
+. "$top/tests/e2e/errlog.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-faults: needs root (network namespaces)"; exit 1; }
 NS=bb-krtf
@@ -71,11 +74,14 @@ count() { table | wc -l; }
 use() { sed -e "/kernel k4/s/kernel table 100;/kernel table 100; $KOPTS4/" -e "s/kernel table 100;/kernel table 100; $KOPTS/" "$1" > "$WORK/f.conf"; }
 C() { "$CUR/birdc" -s "$WORK/f.ctl" "$@"; }
 
-# run_bird BINDIR [ENV=VALUE...] -- bird on A.conf in the namespace
+# run_bird BINDIR [ENV=VALUE...] -- bird on A.conf in the namespace; the
+# runs before in f.log.old, and the errors are looked at from here on
 run_bird() {
   CUR=$1; shift
   use "$WORK/A.conf"
+  [ -f "$WORK/f.log" ] && cat "$WORK/f.log" >> "$WORK/f.log.old"
   : > "$WORK/f.log"
+  errlog_mark "$WORK/f.log"
   ip netns exec "$NS" env "$@" "$CUR/bird" -f -c "$WORK/f.conf" -s "$WORK/f.ctl" >> "$WORK/f.log" 2>&1 &
   PID=$!
   BIRD_PIDS+=($PID)
@@ -87,30 +93,54 @@ settle() { for _ in $(seq 150); do [ "$(table)" = "$(cat "$1")" ] && return 0; s
 # fds -- bird's open descriptors, the least of five looks (a scan's dump socket comes and goes)
 fds() { local m=100000 n; for _ in 1 2 3 4 5; do n=$(ls "/proc/$PID/fd" | wc -l); [ "$n" -lt "$m" ] && m=$n; sleep 0.1; done; echo "$m"; }
 gone() { for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || return 0; sleep 0.1; done; return 1; }
+# stock_errs STEP -- stock's <ERR> messages of STEP (since the last step)
+stock_errs() { errlog_since "$WORK/f.log" > "$WORK/err.stock.$1"; errlog_mark "$WORK/f.log"; }
+# errs_same PHASE STEP -- STEP of PHASE logged no <ERR> that stock's STEP did
+# not, but what $ERR_ALLOW (extended regex) expects
+errs_same() {
+  errlog_since "$WORK/f.log" > "$WORK/err.$1.$2"; errlog_mark "$WORK/f.log"
+  local new; new=$(errlog_extra "$WORK/err.$1.$2" "$WORK/err.stock.$2" "${ERR_ALLOW:-}")
+  check "$1: $2 logged no error that stock's $2 did not" [ -z "$new" ]
+  [ -z "$new" ] || head -5 <<< "$new" | sed 's/^/    /'
+}
 
-# Stock: the tables to expect
+# Stock: the tables to expect, and the errors each step logs
 ns_up
 run_bird "$STOCK_BIN" || { bad "stock bird starts"; finish; }
 for _ in $(seq 150); do [ "$(count)" -ge "$((N + N6))" ] && break; sleep 0.2; done
 sleep 6; table > "$WORK/stock.A"
+stock_errs install
+C restart k4 >/dev/null; C restart k6 >/dev/null
+sleep 1
+check "stock: after restart of the kernel protocols, table A again" settle "$WORK/stock.A"
+sleep 6
+stock_errs restart
 cp "$WORK/B.conf" "$WORK/f.conf"; C configure >/dev/null
 sleep 6; table > "$WORK/stock.B"
+sed 's/kernel table 100;/kernel table 100; netlink queue 0;/' "$WORK/B.conf" > "$WORK/f.conf"
+C configure >/dev/null 2>&1
+cp "$WORK/B.conf" "$WORK/f.conf"
+stock_errs reconfigure
 C down >/dev/null; gone
+stock_errs down
 check "stock: table A has $N + $N6 routes" [ "$(wc -l < "$WORK/stock.A")" = "$((N + N6))" ]
 check "stock: table B differs from A" [ "$(cat "$WORK/stock.A")" != "$(cat "$WORK/stock.B")" ]
 check "stock: table empty after down" [ "$(count)" = 0 ]
+cat "$WORK"/err.stock.*
 
 phase() {  # phase NAME ENV=VALUE...
   local name=$1; shift
   ns_up
   run_bird "$BIN" LD_PRELOAD="$SHIM" "$@" || { bad "$name: patched bird starts"; cat "$WORK/f.log"; return; }
   check "$name: table A as stock's" settle "$WORK/stock.A"
+  errs_same "$name" install
   local fd0 fd1; fd0=$(fds)
   C restart k4 >/dev/null; C restart k6 >/dev/null
   sleep 1
   check "$name: after restart of the kernel protocols, table A as stock's" settle "$WORK/stock.A"
   sleep 6; fd1=$(fds)	# a scan of each after the restart
   check "$name: the restarts left no socket behind (bird's descriptors $fd0 -> $fd1)" [ "$fd1" -le "$fd0" ]
+  errs_same "$name" restart
   use "$WORK/B.conf"; C configure >/dev/null
   check "$name: after reconfiguration, table B as stock's" settle "$WORK/stock.B"
   check "$name: bird still answers" grep -q "Daemon is up" <<< "$(C show status)"
@@ -124,9 +154,11 @@ phase() {  # phase NAME ENV=VALUE...
   check "$name: running configuration kept (table B)" cmp -s "$WORK/kept" "$WORK/stock.B"
   check "$name: ... and the kernel protocol still up" grep -qE "^k4 +Kernel +master4 +up" <<< "$(C show protocols k4)"
   use "$WORK/B.conf"
+  errs_same "$name" reconfigure
   C down >/dev/null
   check "$name: bird went down cleanly" gone
   check "$name: table empty after down (flushed)" [ "$(count)" = 0 ]
+  errs_same "$name" down
   check "$name: no crash" absent "segmentation|assertion|bug|crash" "$WORK/f.log"
   sed -n '1,200p' "$WORK/f.log" | grep -vE "^$" | sort | uniq -c | sort -rn | head -8
 }
@@ -136,7 +168,7 @@ check "garbage: unknown message types logged" grep -q "Unexpected Netlink messag
 check "garbage: foreign sequence numbers logged" grep -qE "unexpected sequence number|out of sequence" "$WORK/f.log"
 check "garbage: remnants logged" grep -q "remnant" "$WORK/f.log"
 
-phase failing NLF_SEND_FAIL=3
+ERR_ALLOW="KRT: Netlink write socket failed: .*; falling back to synchronous writes" phase failing NLF_SEND_FAIL=3
 check "failing: the failure is logged as an error with the fallback" grep -q "Netlink write socket failed.*falling back to synchronous writes" "$WORK/f.log"
 check "failing: show protocols all says so" grep -q "synchronous (batched writes failed)" "$WORK/failing.info"
 

@@ -17,6 +17,7 @@
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
 . "$(dirname "$0")/faults.sh"
+. "$(dirname "$0")/errlog.sh"
 
 SIZE=${1:-ci}
 RUN=$RIG_TOP/build/e2e
@@ -38,6 +39,13 @@ ok()  { npass=$((npass + 1)); echo "ok   $*"; }
 bad() { nfail=$((nfail + 1)); echo "FAIL $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 metric() { printf 'METRIC %-36s %14s %14s\n' "$1" "$2" "$3"; }
+# errs_same TAG -- no <ERR> in the patched bird's log since the last call that
+# stock's lacks (tests/e2e/errlog.sh)
+errs_same() {
+  errlog_new "$RUN/errs.new" "$RUN/p/bird.log" "$RUN/s/bird.log"
+  check "[$1] no error in the patched bird's log that stock's lacks" [ ! -s "$RUN/errs.new" ]
+  head -10 "$RUN/errs.new" | sed 's/^/    /'
+}
 
 cleanup() { rig_teardown "$RUN"; }
 trap cleanup EXIT
@@ -268,6 +276,7 @@ wait_kernel_equal() {  # until both kernel tables hold what bird exports (pollin
 
 wait_kernel_equal
 compare_all initial
+errs_same start
 
 # ------------------------------------------------------------------ churn
 rig_log "replaying $(basename "$TRACE") onto one session per family"
@@ -301,6 +310,7 @@ sleep 3
 wait_both 900 && ok "converged after flaps" || bad "converged after flaps"
 wait_kernel_equal
 compare_all churned
+errs_same churn
 
 # ------------------------------------------------------------------ faults
 T_RESYNC=-
@@ -328,6 +338,7 @@ for cmd in "show fib nosuchtable" "show fib 10.0.0.1" "show route for 999.1.1.1"
   check "'$cmd' gets an error" grep -qiE "syntax error|invalid|expected" <<< "$out"
 done
 check "patched bird is still up with all routes" [ "$before" = "$(cli p show route count)" ]
+errs_same "bad input"
 
 # ------------------------------------------------------------------ measurements
 echo

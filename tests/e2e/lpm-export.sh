@@ -24,6 +24,7 @@
 #     full: tier-1 IPv4 (902k) + tier-1 IPv6 (160k)
 set -uo pipefail
 . "$(dirname "$0")/rig.sh"
+. "$(dirname "$0")/errlog.sh"
 
 SIZE=${1:-ci}
 RUN=$RIG_TOP/build/e2e-lpm
@@ -391,6 +392,10 @@ check "the reader noticed the restart and reattached to the new instance" grep -
 grep -v '^attached\|^reattached\|^stale' "$RUN/follow.out" > "$RUN/follow.ans"
 compare_all restarted
 check "[restarted] the reader that stayed attached answers like a fresh one" cmp -s "$RUN/follow.ans" "$RUN/cmp.restarted/reader"
+# the whole run, the patched bird's `down` (a kernel flush) included
+errlog_new "$RUN/errs.new" "$RUN/p/bird.log" "$RUN/s/bird.log"
+check "no error in the patched bird's log that stock's lacks" [ ! -s "$RUN/errs.new" ]
+head -10 "$RUN/errs.new" | sed 's/^/    /'
 
 # ------------------------------------------------------------------ measurements
 st=$("$READER" "$SHM" status); echo "$st"

@@ -102,9 +102,11 @@ rig_feed() {
   esac | ns "$n" "$FEEDER" "$@"
 }
 
-# rig_bird NAME NS BINDIR CONF RUNDIR -- start bird in NS, socket RUNDIR/NAME.ctl
+# rig_bird NAME NS BINDIR CONF RUNDIR -- start bird in NS, socket RUNDIR/NAME.ctl;
+# its log RUNDIR/NAME.log, the runs before appended to RUNDIR/NAME.log.old
 rig_bird() {
   local name=$1 n=$2 b=$3 c=$4 d=$5
+  [ -f "$d/$name.log" ] && cat "$d/$name.log" >> "$d/$name.log.old"
   # not through ns(): $! must be bird itself (ip netns exec execs it)
   ip netns exec "$n" "$b/bird" -f -c "$c" -s "$d/$name.ctl" > "$d/$name.log" 2>&1 &
   echo $! > "$d/$name.pid"
