@@ -1282,6 +1282,7 @@ dpcpe_check(struct dpcpe *x)
 const struct lpm_class lpm_dpcpe_class = {
   .name = "dpcpe",
   .variants = (1U << LPM_VAR_SCALAR) | (1U << LPM_VAR_AVX2) | (1U << LPM_VAR_AVX512),
+  .levels = 1,
   .create = dpcpe_create,
   .free = dpcpe_free,
   .update = dpcpe_update,

@@ -1323,7 +1323,7 @@ sjt_plan_ok(uint bits, const u8 *stride, uint levels)
  * variant lpm_variant_select() refuses, or no address space.
  */
 static struct lpm_engine *
-sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const char *shm_name);
+sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const struct lpm_params *shm);
 
 struct lpm_engine *
 sjt_new_plan(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels)
@@ -1331,9 +1331,9 @@ sjt_new_plan(pool *pp, uint net_type, uint variant, const u8 *stride, uint level
   return sjt_new_in(pp, net_type, variant, stride, levels, NULL);
 }
 
-/* The same, with the lookup region in shared memory @shm_name unless NULL */
+/* The same, with the lookup region in shared memory if @shm names an object */
 static struct lpm_engine *
-sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const char *shm_name)
+sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels, const struct lpm_params *shm)
 {
   if ((net_type != NET_IP4) && (net_type != NET_IP6))
     return NULL;
@@ -1347,8 +1347,8 @@ sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels,
     return NULL;
 
   pool *p = rp_new(pp, "LPM simd");
-  struct lpm_region *reg = shm_name ?
-    lpm_region_new_shm(p, shm_name, SJT_REGION_SIZE) :
+  struct lpm_region *reg = (shm && shm->shm_name) ?
+    lpm_region_new_shm(p, shm->shm_name, SJT_REGION_SIZE, shm->shm_mode, shm->shm_gid) :
     lpm_region_new(p, SJT_REGION_SIZE);
   if (!reg)
   {
@@ -1411,9 +1411,9 @@ static struct lpm_engine *
 sjt_create(pool *p, uint net_type, const struct lpm_params *par)
 {
   if (net_type == NET_IP6)
-    return sjt_new_in(p, net_type, par->variant, sjt_plan6, ARRAY_SIZE(sjt_plan6), par->shm_name);
+    return sjt_new_in(p, net_type, par->variant, sjt_plan6, ARRAY_SIZE(sjt_plan6), par);
   else
-    return sjt_new_in(p, net_type, par->variant, sjt_plan4, ARRAY_SIZE(sjt_plan4), par->shm_name);
+    return sjt_new_in(p, net_type, par->variant, sjt_plan4, ARRAY_SIZE(sjt_plan4), par);
 }
 
 static void

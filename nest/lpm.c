@@ -324,7 +324,7 @@ lpm_region_free(resource *r)
   struct stat st;
   char path[256];
   bsnprintf(path, sizeof(path), "/dev/shm%s", g->shm_name);
-  if (!stat(path, &st) && ((u64) st.st_ino == g->shm_ino))
+  if (!lstat(path, &st) && ((u64) st.st_ino == g->shm_ino))
     shm_unlink(g->shm_name);
   close(g->fd);
 }
@@ -385,19 +385,32 @@ lpm_region_new(pool *p, size_t size)
  * @p: pool to own it
  * @name: object name, with the leading slash ("/bird-lpm.ipv4")
  * @size: bytes to reserve
+ * @mode: its permissions (0: 0600)
+ * @gid: its group, -1 to keep bird's
  *
  * Like lpm_region_new(), but the region is the POSIX shared-memory object
- * @name, created exclusively (O_EXCL: the caller removes a stale one first)
- * and sized sparsely, so other processes can map it. Returns NULL and sets
- * errno on failure.
+ * @name, created exclusively (O_EXCL: the caller removes a stale one first;
+ * shm_open() never follows a symbolic link) and sized sparsely, so other
+ * processes can map it. It is created readable by bird alone and given
+ * @mode and @gid through its descriptor once it is bird's. Returns NULL and
+ * sets errno on failure.
  */
 struct lpm_region *
-lpm_region_new_shm(pool *p, const char *name, size_t size)
+lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid)
 {
   size = (size + 4095) & ~(size_t) 4095;
-  int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return NULL;
+
+  if (((gid >= 0) && (fchown(fd, -1, gid) < 0)) || (fchmod(fd, mode ?: 0600) < 0))
+  {
+    int err = errno;
+    shm_unlink(name);
+    close(fd);
+    errno = err;
+    return NULL;
+  }
 
   struct stat st;
   void *base = MAP_FAILED;

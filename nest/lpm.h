@@ -58,6 +58,8 @@ struct lpm_params {
   u8 variant;				/* enum lpm_variant, LPM_VAR_AUTO by default */
   u8 levels;				/* dpcpe: IPv6 expansion levels, 0 = default */
   const char *shm_name;			/* Lookup memory as this POSIX shared-memory object (NULL: private) */
+  u16 shm_mode;				/* Its permissions (0: 0600) */
+  int shm_gid;				/* Its group (-1: bird's) */
 };
 
 /* One route of a whole-table build */
@@ -103,6 +105,7 @@ typedef void lpm_bulk6_fn(const struct lpm_engine *e, const ip6_addr *a, u32 *va
 struct lpm_class {
   const char *name;			/* Configuration keyword: "simd", "dpcpe" */
   u32 variants;				/* Bit mask of enum lpm_variant it implements */
+  u8 levels;				/* Takes `lpm levels' (&lpm_params.levels) */
   struct lpm_engine *(*create)(pool *p, uint net_type, const struct lpm_params *par);
   void (*free)(struct lpm_engine *e);
   int (*update)(struct lpm_engine *e, const net_addr *n, u32 value, u32 *old);	/* Add or replace; *old = LPM_NONE if new (@old may be NULL) */
@@ -242,9 +245,12 @@ int lpm_epoch_safe(struct lpm_engine *e, u64 retired);
  * the engine's pool: freed with it, counted by `show memory'.
  *
  * lpm_region_new_shm() makes the same region a named POSIX shared-memory
- * object (a sparse file in /dev/shm) that other processes map read-only.
- * The name must not exist (it is created exclusively); it is unlinked when
- * the region is freed, unless it names another object by then.
+ * object (a sparse file in /dev/shm) that other processes map read-only,
+ * with the permissions and group given (readers need no more than read
+ * access). The name must not exist: it is created exclusively and never
+ * through a symbolic link, so nothing that another user put under the name
+ * is opened or written. It is unlinked when the region is freed, unless it
+ * names another object by then.
  */
 struct lpm_region {
   resource r;
@@ -257,7 +263,7 @@ struct lpm_region {
 };
 
 struct lpm_region *lpm_region_new(pool *p, size_t size);
-struct lpm_region *lpm_region_new_shm(pool *p, const char *name, size_t size);
+struct lpm_region *lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid);
 void lpm_region_discard(struct lpm_region *r, size_t from);	/* Give pages from @from back */
 
 #endif

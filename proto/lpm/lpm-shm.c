@@ -16,12 +16,28 @@
  * (tools/lpm-reader). bird is the only writer.
  *
  * Ownership. /N.lock is flock()ed by the bird that exports N for as long
- * as it does; a second bird (or protocol) asking for N is refused, at
- * configuration time if the lock is held then, else when the protocol
- * starts. The owner removes stale objects of a predecessor (a crashed bird)
- * and creates all of them afresh (O_EXCL), never writing into an object
- * that a reader may still have mapped: readers of an old instance keep a
- * consistent, if stale, copy until they remap.
+ * as it does, and removed when the protocol stops; a second bird (or
+ * protocol) asking for N is refused when the protocol starts. The owner
+ * removes stale objects of a predecessor (a crashed bird) and creates all
+ * of them afresh (O_EXCL), never writing into an object that a reader may
+ * still have mapped: readers of an old instance keep a consistent, if
+ * stale, copy until they remap.
+ *
+ * Safety on a shared host. /dev/shm is writable by every local user, so
+ * anything there under an export's names may be someone else's: a symbolic
+ * link to a file of root's, a FIFO that blocks whoever opens it, a lock
+ * file flock()ed by another user, a forged region. bird opens nothing
+ * there but what it creates itself or has checked to be its own: names are
+ * created exclusively and never through a symbolic link (O_EXCL,
+ * O_NOFOLLOW), an existing lock is opened without blocking and accepted
+ * only as a regular file of bird's effective user with one link, and a
+ * stale object is removed only if it is bird's. Reading the configuration
+ * opens nothing: it only looks at what is there (lpmx_shm_check()), so that
+ * `bird -p` and `birdc configure` can neither block nor be fooled, and a
+ * name that another user holds is a configuration error with file and line.
+ * Objects are created readable by bird alone and given the configured mode
+ * and group (0640, bird's group, by default); readers check owner and mode
+ * before they map (tools/lpm-reader).
  *
  * What a reader may see. Lookups read engine elements and then one
  * next-hop entry, while bird goes on writing:
@@ -72,8 +88,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-
-static list lpmx_held;			/* struct lpmx_export: names this bird owns */
+#include <sys/stat.h>
 
 u64
 lpmx_now_ns(void)
@@ -105,10 +120,15 @@ lpmx_shm_name_valid(const char *name)
   return 1;
 }
 
+/* glibc's shm_open() names an object "/N" as this file */
+#define LPMX_SHM_DIR	"/dev/shm"
+
+static const char * const lpmx_shm_suffix[] = { ".lock", "", ".ipv4", ".ipv6" };
+
 static void
-lpmx_lock_path(char *buf, uint size, const char *name)
+lpmx_shm_path(char *buf, uint size, const char *name, const char *suffix)
 {
-  bsnprintf(buf, size, "/dev/shm/%s.lock", name);
+  bsnprintf(buf, size, LPMX_SHM_DIR "/%s%s", name, suffix);
 }
 
 static int
@@ -120,37 +140,115 @@ lpmx_lock_pid(int fd)
   return atoi(b);
 }
 
+/* Whether @st (of @path) is bird's own: a regular file of its user, one link */
+static int
+lpmx_shm_ours(const struct stat *st, const char *path, char *err, uint errsize)
+{
+  const char *what =
+    S_ISLNK(st->st_mode) ? "a symbolic link" :
+    S_ISFIFO(st->st_mode) ? "a FIFO" :
+    S_ISDIR(st->st_mode) ? "a directory" :
+    !S_ISREG(st->st_mode) ? "not a regular file" : NULL;
+
+  if (what)
+    bsnprintf(err, errsize, "%s is %s, not bird's", path, what);
+  else if (st->st_uid != geteuid())
+    bsnprintf(err, errsize, "%s is owned by uid %u, not by bird's user (uid %u)", path, (uint) st->st_uid, (uint) geteuid());
+  else if (st->st_nlink != 1)
+    bsnprintf(err, errsize, "%s has %u links", path, (uint) st->st_nlink);
+  else
+    return 1;
+
+  return 0;
+}
+
 /**
- * lpmx_shm_owner - who owns an export name
+ * lpmx_shm_check - can bird own an export name safely?
  * @name: valid export name
+ * @err: buffer for the reason if not
+ * @errsize: its size
  *
- * Returns 0 if nobody or this bird owns it, else the owner's pid (-1 if
- * unknown).
+ * Looks at the lock and the objects of @name (lstat(), nothing is opened,
+ * so nothing blocks and no link is followed): each must be absent or a
+ * regular file of bird's effective user. Whether another bird holds the
+ * name is left to the start of the protocol: `bird -p' of the running
+ * configuration must pass while the running bird holds it.
  */
 int
-lpmx_shm_owner(const char *name)
+lpmx_shm_check(const char *name, char *err, uint errsize)
 {
-  struct lpmx_export *x;
-  node *n;
-
-  if (!lpmx_held.head)
-    init_list(&lpmx_held);
-
-  WALK_LIST2(x, n, lpmx_held, held)
-    if (!strcmp(x->name, name))
-      return 0;
-
   char path[128];
-  lpmx_lock_path(path, sizeof(path), name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
+  struct stat st;
 
-  int pid = 0;
-  if ((flock(fd, LOCK_EX | LOCK_NB) < 0) && (errno == EWOULDBLOCK))
-    pid = lpmx_lock_pid(fd) ?: -1;
-  close(fd);			/* Drops our lock if we took it */
-  return pid;
+  for (uint i = 0; i < ARRAY_SIZE(lpmx_shm_suffix); i++)
+  {
+    lpmx_shm_path(path, sizeof(path), name, lpmx_shm_suffix[i]);
+    if (lstat(path, &st) < 0)
+    {
+      if (errno == ENOENT)
+	continue;
+      bsnprintf(err, errsize, "cannot look at %s: %m", path);
+      return 0;
+    }
+    if (!lpmx_shm_ours(&st, path, err, errsize))
+      return 0;
+  }
+
+  return 1;
+}
+
+/*
+ * Take the lock of @name: created exclusively, or an existing one that is
+ * bird's. The bird before may have removed the name while we opened it
+ * (it unlinks the lock when it stops): a lock taken on a file that no
+ * longer has the name is no lock, so the name is opened again.
+ */
+static int
+lpmx_lock_take(const char *name, u64 *ino, char *err, uint errsize)
+{
+  char path[128];
+  lpmx_shm_path(path, sizeof(path), name, ".lock");
+
+  for (uint tries = 0; tries < 4; tries++)
+  {
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if ((fd < 0) && (errno == EEXIST))
+      fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+    struct stat st, now;
+    if (fd < 0)
+    {
+      if ((errno == ENOENT) || (errno == EEXIST))
+	continue;			/* Removed or created meanwhile */
+      if (!lstat(path, &st) && !lpmx_shm_ours(&st, path, err, errsize))
+	return -1;
+      bsnprintf(err, errsize, "cannot open %s: %m", path);
+      return -1;
+    }
+
+    if ((fstat(fd, &st) < 0) || !lpmx_shm_ours(&st, path, err, errsize))
+    {
+      close(fd);
+      return -1;
+    }
+
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      bsnprintf(err, errsize, "shared memory %s is owned by another bird (pid %d)", name, lpmx_lock_pid(fd));
+      close(fd);
+      return -1;
+    }
+
+    if (!lstat(path, &now) && (now.st_ino == st.st_ino) && (now.st_dev == st.st_dev))
+    {
+      *ino = st.st_ino;
+      return fd;
+    }
+    close(fd);
+  }
+
+  bsnprintf(err, errsize, "%s keeps changing under bird", path);
+  return -1;
 }
 
 static void
@@ -158,10 +256,16 @@ lpmx_export_free(resource *r)
 {
   struct lpmx_export *x = (void *) r;
 
-  if (x->held.next)
-    rem_node(&x->held);
+  /* The name goes with the lock, unless it names another file by then */
   if (x->lock_fd >= 0)
+  {
+    char path[128];
+    struct stat st;
+    lpmx_shm_path(path, sizeof(path), x->name, ".lock");
+    if (!lstat(path, &st) && ((u64) st.st_ino == x->lock_ino))
+      unlink(path);
     close(x->lock_fd);		/* Releases the name */
+  }
 }
 
 static void
@@ -182,7 +286,8 @@ static struct resclass lpmx_export_class = {
 /**
  * lpmx_export_open - own an export name and create its exporter region
  * @p: pool (the protocol's)
- * @name: export name, NULL for a private region (no shared memory)
+ * @cf: the protocol's configuration: export name (NULL for a private
+ * region, no shared memory), mode and group of the objects
  * @proto: protocol name, for the header
  * @err: buffer for the reason of a failure
  * @errsize: its size
@@ -191,64 +296,55 @@ static struct resclass lpmx_export_class = {
  * (the caller adds the engine regions first), or NULL.
  */
 struct lpmx_export *
-lpmx_export_open(pool *p, const char *name, const char *proto, char *err, uint errsize)
+lpmx_export_open(pool *p, const struct lpmx_config *cf, const char *proto, char *err, uint errsize)
 {
+  const char *name = cf->shm;
   size_t size = LPMX_HEADER_SIZE + (size_t) LPMX_NH_MAX * sizeof(struct lpmx_nh);
   struct lpmx_export *x = ralloc(p, &lpmx_export_class);
   x->lock_fd = -1;
-
-  if (!lpmx_held.head)
-    init_list(&lpmx_held);
 
   if (!name)
   {
     if (!(x->reg = lpm_region_new(p, size)))
     {
       bsnprintf(err, errsize, "cannot map %lu bytes: %m", (ulong) size);
-      return NULL;
+      goto fail;
     }
     goto header;
   }
 
   char path[128];
-  lpmx_lock_path(path, sizeof(path), name);
-  x->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (x->lock_fd < 0)
-  {
-    bsnprintf(err, errsize, "cannot open %s: %m", path);
-    return NULL;
-  }
-  if (flock(x->lock_fd, LOCK_EX | LOCK_NB) < 0)
-  {
-    int pid = lpmx_lock_pid(x->lock_fd);
-    bsnprintf(err, errsize, "shared memory %s is owned by another bird (pid %d)", name, pid);
-    close(x->lock_fd);
-    x->lock_fd = -1;
-    return NULL;
-  }
-
-  char pid[16];
-  int len = bsnprintf(pid, sizeof(pid), "%d\n", (int) getpid());
-  if (ftruncate(x->lock_fd, 0) < 0 || pwrite(x->lock_fd, pid, len, 0) != len)
-    log(L_WARN "LPM export %s: cannot write %s: %m", name, path);
+  struct stat st;
+  if ((x->lock_fd = lpmx_lock_take(name, &x->lock_ino, err, errsize)) < 0)
+    goto fail;
 
   x->name = mb_alloc(p, strlen(name) + 1);
   strcpy(x->name, name);
-  add_tail(&lpmx_held, &x->held);
 
-  /* Stale objects of a predecessor: readers keep their mappings */
-  static const char * const sfx[] = { "", ".ipv4", ".ipv6" };
-  for (uint i = 0; i < ARRAY_SIZE(sfx); i++)
+  /* The lock is bird's own file: its contents are ours to replace */
+  char pid[16];
+  int len = bsnprintf(pid, sizeof(pid), "%d\n", (int) getpid());
+  if (ftruncate(x->lock_fd, 0) < 0 || pwrite(x->lock_fd, pid, len, 0) != len)
+    log(L_WARN "LPM export %s: cannot write its lock: %m", name);
+
+  /* Stale objects of a predecessor: readers keep their mappings. Only
+   * bird's own are removed; another user's under the name is an error. */
+  for (uint i = 1; i < ARRAY_SIZE(lpmx_shm_suffix); i++)
   {
-    bsnprintf(path, sizeof(path), "/%s%s", name, sfx[i]);
+    lpmx_shm_path(path, sizeof(path), name, lpmx_shm_suffix[i]);
+    if (lstat(path, &st) < 0)
+      continue;
+    if (!lpmx_shm_ours(&st, path, err, errsize))
+      goto fail;
+    bsnprintf(path, sizeof(path), "/%s%s", name, lpmx_shm_suffix[i]);
     shm_unlink(path);
   }
 
   bsnprintf(path, sizeof(path), "/%s", name);
-  if (!(x->reg = lpm_region_new_shm(p, path, size)))
+  if (!(x->reg = lpm_region_new_shm(p, path, size, cf->shm_mode, cf->shm_gid)))
   {
     bsnprintf(err, errsize, "cannot create shared memory %s: %m", path);
-    return NULL;
+    goto fail;
   }
 
 header:;
@@ -267,6 +363,10 @@ header:;
   strncpy(h->proto, proto, LPMX_NAME_MAX - 1);
   __atomic_store_n(&h->magic, LPMX_MAGIC, __ATOMIC_RELEASE);
   return x;
+
+fail:
+  rfree(x);			/* The name goes with it */
+  return NULL;
 }
 
 /**

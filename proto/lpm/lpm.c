@@ -527,11 +527,24 @@ lpmx_init(struct proto_config *CF)
   return P;
 }
 
+static int lpmx_shutdown(struct proto *P);
+
 static int
 lpmx_start_fail(struct lpmx_proto *p, const char *why)
 {
   log(L_ERR "%s: %s", p->p.name, why);
   proto_set_message(&p->p, (char *) why, -1);
+
+  /* A protocol that failed to start keeps its pool until it starts again:
+   * its engines and its name go now, or that start would find them held */
+  lpmx_shutdown(&p->p);
+  if (p->x)
+  {
+    if (p->x->reg)
+      rfree(p->x->reg);
+    rfree(p->x);
+    p->x = NULL;
+  }
   return PS_DOWN;
 }
 
@@ -548,7 +561,7 @@ lpmx_start(struct proto *P)
   p->dirty = 0;
   p->flush = NULL;
 
-  if (!(p->x = lpmx_export_open(P->pool, cf->shm, P->name, err, sizeof(err))))
+  if (!(p->x = lpmx_export_open(P->pool, cf, P->name, err, sizeof(err))))
     return lpmx_start_fail(p, err);
 
   struct lpmx_header *h = p->x->hdr;
@@ -568,7 +581,10 @@ lpmx_start(struct proto *P)
       continue;
 
     bsnprintf(name, sizeof(name), "/%s.%s", cf->shm ?: "", i ? "ipv6" : "ipv4");
-    struct lpm_params par = { .variant = cf->variant, .shm_name = cf->shm ? name : NULL };
+    struct lpm_params par = {
+      .variant = cf->variant, .shm_name = cf->shm ? name : NULL,
+      .shm_mode = cf->shm_mode, .shm_gid = cf->shm_gid,
+    };
     if (!(f->e = lpm_new(P->pool, cf->class, type, &par)))
     {
       bsnprintf(err, sizeof(err), "cannot create the %s engine for %s%s%s: %m", cf->class->name,
@@ -643,7 +659,8 @@ lpmx_reconfigure(struct proto *P, struct proto_config *CF)
   struct lpmx_config *n = (void *) CF;
 
   if ((o->class != n->class) || (o->variant != n->variant) ||
-      (!o->shm != !n->shm) || (o->shm && strcmp(o->shm, n->shm)))
+      (!o->shm != !n->shm) || (o->shm && strcmp(o->shm, n->shm)) ||
+      (o->shm_gid != n->shm_gid) || (o->shm_mode != n->shm_mode))
     return 0;
 
   for (uint i = 0; i < 2; i++)

@@ -25,7 +25,11 @@ struct lpmx_config {
   const struct lpm_class *class;	/* Engine, `simd' by default */
   u8 variant;				/* enum lpm_variant */
   const char *shm;			/* Export name, NULL: no shared memory */
+  int shm_gid;				/* Group of its objects, -1: bird's */
+  u16 shm_mode;				/* Their permissions */
 };
+
+#define LPMX_SHM_MODE	0640		/* Default: bird's user writes, its group reads */
 
 /* Next-hop table (lpm-nh.c): entries in the exporter region, bookkeeping here */
 struct lpmx_nht {
@@ -71,8 +75,8 @@ struct lpmx_fam {
 /* The export: owned name, exporter region (lpm-shm.c) */
 struct lpmx_export {
   resource r;
-  node held;				/* In the list of names this bird owns */
   int lock_fd;				/* flock()ed /dev/shm/N.lock */
+  u64 lock_ino;				/* Its inode, to unlink only our own */
   char *name;				/* N */
   struct lpm_region *reg;		/* The exporter region, shared or private */
   struct lpmx_header *hdr;
@@ -104,8 +108,8 @@ void lpmx_nh_reclaim(struct lpmx_nht *t, u64 tick);
 
 /* lpm-shm.c */
 int lpmx_shm_name_valid(const char *name);
-int lpmx_shm_owner(const char *name);
-struct lpmx_export *lpmx_export_open(pool *p, const char *name, const char *proto, char *err, uint errsize);
+int lpmx_shm_check(const char *name, char *err, uint errsize);
+struct lpmx_export *lpmx_export_open(pool *p, const struct lpmx_config *cf, const char *proto, char *err, uint errsize);
 void lpmx_export_close(struct lpmx_export *x);
 u64 lpmx_now_ns(void);
 

@@ -218,9 +218,15 @@ out=$(P show lpm lookup benchmark x 5 2>&1); echo "  count 5 -> $out"
 check "show lpm lookup benchmark with a bad count is an error" grep -q "Count must be in range" <<< "$out"
 
 # --- a second bird asking for the same name ------------------------------------
-out=$("$BIN/bird" -p -c "$WORK/p.conf" 2>&1); echo "  second bird: $out"
-check "a second bird is refused: the name is owned (config error with file and line)" \
-  grep -q "p.conf:[0-9]*:[0-9]* Shared memory $SHM is owned by another bird (pid" <<< "$out"
+out=$("$BIN/bird" -p -c "$WORK/p.conf" 2>&1); rc=$?; echo "  bird -p of the running configuration: rc=$rc $out"
+check "bird -p passes on the running configuration (its name held by the running bird)" [ "$rc" = 0 ]
+start_bird Q "$BIN" "$WORK/p.conf"
+for _ in $(seq 50); do grep -q "owned by another bird" "$WORK/Q.log" && break; sleep 0.1; done
+echo "  second bird: $(grep -m1 "owned by another bird" "$WORK/Q.log")"
+check "a second bird's exporter is refused: the name is owned by the first (pid $(cat "$WORK/P.pid"))" \
+  grep -q "shared memory $SHM is owned by another bird (pid $(cat "$WORK/P.pid"))" "$WORK/Q.log"
+check "  and its exporter is not up" bash -c "! '$BIN/birdc' -s '$SOCK_Q' show protocols x | grep -qw up"
+"$BIN/birdc" -s "$SOCK_Q" down > /dev/null
 check "the first bird still answers" diff -q <("$READER" "$SHM" lookup "$WORK/addrs") "$WORK/reader"
 
 # --- layout version mismatch -----------------------------------------------------
@@ -242,7 +248,7 @@ shm, name, emax, s1 = sys.argv[1:5]
 h = bytearray(open("/dev/shm/" + shm, "rb").read())
 FAM = 240                      # struct lpmx_header: fam[0].region; fam[1] 80 bytes on
 reg = h[FAM:FAM + 64].split(b"\0")[0].decode().lstrip("/")
-h[FAM:FAM + 64] = (name + ".ipv4").encode().ljust(64, b"\0")
+h[FAM:FAM + 64] = ("/" + name + ".ipv4").encode().ljust(64, b"\0")
 h[FAM + 80] = 0
 open("/dev/shm/" + name, "wb").write(h)
 r = bytearray(open("/dev/shm/" + reg, "rb").read(4096))

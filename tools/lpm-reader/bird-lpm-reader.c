@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,8 @@ read_addrs(const char *file, unsigned *count)
   return a;
 }
 
+static long owner = -1;			/* -o: the uid to trust besides root */
+
 static struct lpmr *
 attach(const char *name, double wait)
 {
@@ -109,10 +112,10 @@ attach(const char *name, double wait)
 
   for (;;)
   {
-    struct lpmr *r = lpmr_open(name, &code, err, sizeof(err));
+    struct lpmr *r = lpmr_open_owner(name, owner, &code, err, sizeof(err));
     if (r)
       return r;
-    if ((code == LPMR_EVERSION) || (code == LPMR_EFORMAT) || (now_s() >= until))
+    if ((code == LPMR_EVERSION) || (code == LPMR_EFORMAT) || (code == LPMR_EOWNER) || (now_s() >= until))
     {
       fprintf(stderr, "bird-lpm-reader: %s\n", err);
       exit((code == LPMR_EVERSION) ? 3 : 1);
@@ -409,7 +412,7 @@ watch(struct lpmr *r, double seconds, const struct addr *in, unsigned nin)
 static void
 usage(void)
 {
-  fprintf(stderr, "usage: bird-lpm-reader [-w SECONDS] [-v VARIANT] NAME lookup [FILE] | status | bench [COUNT] [FILE] | follow SECONDS [FILE] | watch SECONDS FILE\n");
+  fprintf(stderr, "usage: bird-lpm-reader [-w SECONDS] [-v VARIANT] [-o OWNER] NAME lookup [FILE] | status | bench [COUNT] [FILE] | follow SECONDS [FILE] | watch SECONDS FILE\n");
   exit(1);
 }
 
@@ -420,11 +423,23 @@ main(int argc, char **argv)
   const char *variant = "auto";
   int o;
 
-  while ((o = getopt(argc, argv, "w:v:")) >= 0)
+  while ((o = getopt(argc, argv, "w:v:o:")) >= 0)
     switch (o)
     {
     case 'w': wait = atof(optarg); break;
     case 'v': variant = optarg; break;
+    case 'o':
+    {
+      const struct passwd *pw = getpwnam(optarg);
+      char *end;
+      owner = pw ? (long) pw->pw_uid : strtol(optarg, &end, 10);
+      if (!pw && (!*optarg || *end || (owner < 0)))
+      {
+	fprintf(stderr, "bird-lpm-reader: -o %s: no such user\n", optarg);
+	return 1;
+      }
+      break;
+    }
     default: usage();
     }
 

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,11 @@ struct lpmr_map {
 
 struct lpmr {
   char name[LPMX_NAME_MAX];
+  long owner;				/* The uid trusted, -1: root, "bird", the caller */
   struct lpmr_map x, fam[2];
   const struct lpmx_header *h;
   const struct lpmx_nh *nh;
+  u32 nh_max;				/* Entries of @nh, checked against the region at open */
   struct sjt_view v[2];
   int has[2];
   int variant;
@@ -76,8 +79,37 @@ lpmr_now(void)
   return (u64) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/*
+ * Whether an object is bird's: anyone can create names in /dev/shm, so an
+ * object is trusted only if its owner is one bird runs as and nobody else
+ * may write it. Root is always trusted (bird runs as root unless -u).
+ */
 static int
-lpmr_map(struct lpmr_map *m, const char *obj, char *err, size_t errsize)
+lpmr_trusted(const struct stat *st, long owner, const char *obj, char *err, size_t errsize)
+{
+  uid_t bird = (uid_t) -1;
+  if (owner < 0)
+  {
+    const struct passwd *pw = getpwnam("bird");
+    if (pw)
+      bird = pw->pw_uid;
+  }
+
+  if (!S_ISREG(st->st_mode))
+    snprintf(err, errsize, "%s is not a regular file", obj);
+  else if (st->st_mode & (S_IWGRP | S_IWOTH))
+    snprintf(err, errsize, "%s is writable by others than its owner (mode %04o)", obj, (unsigned) (st->st_mode & 07777));
+  else if ((st->st_uid != 0) &&
+	   ((owner >= 0) ? (st->st_uid != (uid_t) owner) : ((st->st_uid != bird) && (st->st_uid != geteuid()))))
+    snprintf(err, errsize, "%s is owned by uid %u, not by bird's user", obj, (unsigned) st->st_uid);
+  else
+    return 1;
+
+  return 0;
+}
+
+static int
+lpmr_map(struct lpmr_map *m, const char *obj, long owner, char *err, size_t errsize)
 {
   int fd = shm_open(obj, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
@@ -92,6 +124,11 @@ lpmr_map(struct lpmr_map *m, const char *obj, char *err, size_t errsize)
     snprintf(err, errsize, "%s: %s", obj, strerror(errno));
     close(fd);
     return LPMR_ESYS;
+  }
+  if (!lpmr_trusted(&st, owner, obj, err, errsize))
+  {
+    close(fd);
+    return LPMR_EOWNER;
   }
 
   m->size = st.st_size;
@@ -140,12 +177,27 @@ lpmr_close(struct lpmr *r)
 struct lpmr *
 lpmr_open(const char *name, int *code, char *err, size_t errsize)
 {
+  return lpmr_open_owner(name, -1, code, err, errsize);
+}
+
+/**
+ * lpmr_open_owner - map an export whose objects belong to a given user
+ * @name: export name
+ * @owner: the uid to trust besides root, -1 for the default of lpmr_open()
+ * @code: set to an &lpmr_error
+ * @err: buffer for a message
+ * @errsize: its size
+ */
+struct lpmr *
+lpmr_open_owner(const char *name, long owner, int *code, char *err, size_t errsize)
+{
   struct lpmr *r = calloc(1, sizeof(struct lpmr));
   char obj[LPMX_NAME_MAX + 2];
 
   snprintf(r->name, sizeof(r->name), "%s", name);
+  r->owner = owner;
   snprintf(obj, sizeof(obj), "/%s", name);
-  if ((*code = lpmr_map(&r->x, obj, err, errsize)) < 0)
+  if ((*code = lpmr_map(&r->x, obj, owner, err, errsize)) < 0)
     goto fail;
 
   const struct lpmx_header *h = r->h = r->x.base;
@@ -176,6 +228,7 @@ lpmr_open(const char *name, int *code, char *err, size_t errsize)
     goto fail;
   }
   r->nh = (const void *) ((const char *) h + h->nh_offset);
+  r->nh_max = h->nh_max;		/* The header is bird's to change: read once */
 
   for (uint i = 0; i < 2; i++)
   {
@@ -185,7 +238,17 @@ lpmr_open(const char *name, int *code, char *err, size_t errsize)
     if (!region[0])
       continue;
 
-    if ((*code = lpmr_map(&r->fam[i], region, err, errsize)) < 0)
+    /* The export's own objects only, whatever its header names */
+    char want[LPMX_NAME_MAX + 8];
+    snprintf(want, sizeof(want), "/%s.%s", name, i ? "ipv6" : "ipv4");
+    if (strcmp(region, want))
+    {
+      snprintf(err, errsize, "/dev/shm/%s names region %s, not %s", name, region, want);
+      *code = LPMR_EFORMAT;
+      goto fail;
+    }
+
+    if ((*code = lpmr_map(&r->fam[i], region, owner, err, errsize)) < 0)
       goto fail;
 
     const struct sjt_header *s = r->fam[i].base;
@@ -324,7 +387,7 @@ lpmr_lookup6(struct lpmr *r, const uint32_t (*a)[4], uint32_t *nh, unsigned n)
 const struct lpmx_nh *
 lpmr_nh(const struct lpmr *r, uint32_t i)
 {
-  return (i < r->h->nh_max) ? &r->nh[i] : NULL;
+  return (i < r->nh_max) ? &r->nh[i] : NULL;
 }
 
 static uint32_t
@@ -343,7 +406,7 @@ lpmr_answer(struct lpmr *r, int v6, const uint32_t *a, char *buf, unsigned size)
       v = sjt_view_lookup4(&r->v[0], *a);
 
     struct lpmx_nh e;
-    if (v != LPMR_NONE && v < r->h->nh_max)
+    if (v != LPMR_NONE && v < r->nh_max)
     {
       memcpy(&e, &r->nh[v], sizeof(e));
       lpmx_nh_format(buf, size, &e);
@@ -437,7 +500,7 @@ lpmr_check(struct lpmr *r, char *err, size_t errsize)
     return 0;
 
   int code;
-  struct lpmr *n = lpmr_open(r->name, &code, err, errsize);
+  struct lpmr *n = lpmr_open_owner(r->name, r->owner, &code, err, errsize);
   if (!n)
     return code;
 

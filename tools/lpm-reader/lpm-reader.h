@@ -36,6 +36,7 @@ enum lpmr_error {
   LPMR_EVERSION = -2,			/* Layout version mismatch */
   LPMR_EFORMAT = -3,			/* Not an export, or not ready */
   LPMR_ESYS = -4,			/* System error (see errno) */
+  LPMR_EOWNER = -5,			/* An object not bird's: wrong owner, writable by others */
 };
 
 struct lpmr;
@@ -53,8 +54,15 @@ struct lpmr_status {
   uint64_t mem[3];			/* Bytes touched: exporter region, IPv4, IPv6 regions */
 };
 
-/* Map export @name. NULL on failure: *@code and @err tell why */
+/*
+ * Map export @name. NULL on failure: *@code and @err tell why. Every object
+ * must be a regular file that nobody but its owner may write, owned by root,
+ * the user "bird" or the caller's effective user; lpmr_open_owner() names
+ * the one owner to trust instead (bird run with -u). A following reader
+ * (lpmr_check()) remaps only to objects that pass the same checks.
+ */
 struct lpmr *lpmr_open(const char *name, int *code, char *err, size_t errsize);
+struct lpmr *lpmr_open_owner(const char *name, long owner, int *code, char *err, size_t errsize);
 void lpmr_close(struct lpmr *r);
 
 /* Variant of batch lookups: "auto", "scalar", "avx2", "avx512"; -1 if not here */
