@@ -46,8 +46,14 @@ sjt_view_init(struct sjt_view *v, const void *region)
       !h->levels || (h->levels > SJT_MAX_LEVELS))
     return -1;
 
+  /* The root row and every element a link may reach lie within @elements_max */
+  if ((h->elements_max > (1ULL << 31)) || (h->stride[0] > 31) ||
+      (h->elements_max < (1ULL << h->stride[0])))
+    return -1;
+
   memset(v, 0, sizeof(*v));
   v->mem = (const u32 *) ((const byte *) region + h->elements_offset);
+  v->last = h->elements_max - 1;
   v->levels = h->levels;
 
   /* Each level's bits within one 32-bit word of the address, all within it */
@@ -97,7 +103,7 @@ sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
       for (uint j = 0; j < SJT_GROUP; j++)
       {
 	u32 l = sjt_link_mask(e[j]);
-	u32 y = m[(e[j] + ((x[j] >> sh) & mk)) & l];
+	u32 y = m[MIN((e[j] + ((x[j] >> sh) & mk)) & l, v->last)];
 	e[j] = (y & l) | (e[j] & ~l);
       }
     }
@@ -138,7 +144,7 @@ sjt_bulk6_scalar(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
       for (uint j = 0; j < SJT_GROUP; j++)
       {
 	u32 l = sjt_link_mask(e[j]);
-	u32 y = m[(e[j] + ((g[j].addr[w] >> sh) & mk)) & l];
+	u32 y = m[MIN((e[j] + ((g[j].addr[w] >> sh) & mk)) & l, v->last)];
 	e[j] = (y & l) | (e[j] & ~l);
       }
     }

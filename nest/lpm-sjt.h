@@ -62,6 +62,7 @@ struct sjt_header {
 /* What the lookup code needs: built from a header by sjt_view_init() */
 struct sjt_view {
   const u32 *mem;			/* Element 0 */
+  u32 last;				/* Highest element index: every link is clamped to it */
   u32 levels;
   u8 word[SJT_MAX_LEVELS];		/* Level k's bits are in 32-bit word word[k] of the address */
   u8 shift[SJT_MAX_LEVELS];		/*   at (word >> shift[k]) & mask[k] */
@@ -75,7 +76,11 @@ int sjt_view_init(struct sjt_view *v, const void *region);
  * at the last level even on a link: a reader in another process may follow
  * a link into a row that was retired and reused for a shallower level
  * meanwhile; its answer is then discarded by the reuse check, but the walk
- * itself must end and index only the view's levels. The batches do the same.
+ * itself must end and index only the view's levels. Likewise, an index a
+ * link leads to is clamped to the view's last element: a reader maps a
+ * region whose contents it cannot trust (a forged or corrupted object), and
+ * a clamped index reads some element of the region, never beyond it. The
+ * batches do the same.
  */
 static inline u32
 sjt_view_lookup4(const struct sjt_view *v, u32 a)
@@ -84,7 +89,7 @@ sjt_view_lookup4(const struct sjt_view *v, u32 a)
   u32 e = m[a >> v->shift[0]];
 
   for (uint k = 1; (k < v->levels) && sjt_is_link(e); k++)
-    e = m[e + ((a >> v->shift[k]) & v->mask[k])];
+    e = m[MIN(e + ((a >> v->shift[k]) & v->mask[k]), v->last)];
 
   return sjt_value(e);
 }
@@ -96,7 +101,7 @@ sjt_view_lookup6(const struct sjt_view *v, const ip6_addr *a)
   u32 e = m[a->addr[0] >> v->shift[0]];
 
   for (uint k = 1; (k < v->levels) && sjt_is_link(e); k++)
-    e = m[e + ((a->addr[v->word[k]] >> v->shift[k]) & v->mask[k])];
+    e = m[MIN(e + ((a->addr[v->word[k]] >> v->shift[k]) & v->mask[k]), v->last)];
 
   return sjt_value(e);
 }

@@ -59,8 +59,8 @@ sjt_run4(const struct sjt_view *v, __m256i a0, __m256i a1, __m256i u0, __m256i u
 
   for (uint l = 1; (l < v->levels) && sjt_any8(k0, k1); l++)
   {
-    __m256i x0 = _mm256_add_epi32(e0, sjt_bits8(a0, v, l));
-    __m256i x1 = _mm256_add_epi32(e1, sjt_bits8(a1, v, l));
+    __m256i x0 = _mm256_min_epu32(_mm256_add_epi32(e0, sjt_bits8(a0, v, l)), _mm256_set1_epi32(v->last));
+    __m256i x1 = _mm256_min_epu32(_mm256_add_epi32(e1, sjt_bits8(a1, v, l)), _mm256_set1_epi32(v->last));
     e0 = _mm256_mask_i32gather_epi32(e0, m, x0, k0, 4);
     e1 = _mm256_mask_i32gather_epi32(e1, m, x1, k1, 4);
     k0 = sjt_links8(e0, k0);
@@ -96,7 +96,7 @@ sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
     SJT_UNROLL
     for (uint j = 0; j < SJT_WIDE; j++)
     {
-      e[j] = _mm256_mask_i32gather_epi32(e[j], m, _mm256_add_epi32(e[j], sjt_bits8(x[j], v, l)), k[j], 4);
+      e[j] = _mm256_mask_i32gather_epi32(e[j], m, _mm256_min_epu32(_mm256_add_epi32(e[j], sjt_bits8(x[j], v, l)), _mm256_set1_epi32(v->last)), k[j], 4);
       k[j] = sjt_links8(e[j], k[j]);
       any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
     }
@@ -180,8 +180,8 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __m256i u0, __m256i u1, __
   for (uint l = 1; (l < v->levels) && sjt_any8(k0, k1); l++)
   {
     uint wd = v->word[l];
-    __m256i x0 = _mm256_add_epi32(e0, sjt_bits8(w0[wd], v, l));
-    __m256i x1 = _mm256_add_epi32(e1, sjt_bits8(w1[wd], v, l));
+    __m256i x0 = _mm256_min_epu32(_mm256_add_epi32(e0, sjt_bits8(w0[wd], v, l)), _mm256_set1_epi32(v->last));
+    __m256i x1 = _mm256_min_epu32(_mm256_add_epi32(e1, sjt_bits8(w1[wd], v, l)), _mm256_set1_epi32(v->last));
     e0 = _mm256_mask_i32gather_epi32(e0, m, x0, k0, 4);
     e1 = _mm256_mask_i32gather_epi32(e1, m, x1, k1, 4);
     k0 = sjt_links8(e0, k0);
@@ -218,7 +218,7 @@ sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
     SJT_UNROLL
     for (uint j = 0; j < SJT_WIDE; j++)
     {
-      e[j] = _mm256_mask_i32gather_epi32(e[j], m, _mm256_add_epi32(e[j], sjt_bits8(w[j][wd], v, l)), k[j], 4);
+      e[j] = _mm256_mask_i32gather_epi32(e[j], m, _mm256_min_epu32(_mm256_add_epi32(e[j], sjt_bits8(w[j][wd], v, l)), _mm256_set1_epi32(v->last)), k[j], 4);
       k[j] = sjt_links8(e[j], k[j]);
       any |= _mm256_movemask_ps(_mm256_castsi256_ps(k[j]));
     }

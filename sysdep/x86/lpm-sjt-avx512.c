@@ -56,8 +56,8 @@ sjt_run4(const struct sjt_view *v, __m512i a0, __m512i a1, __mmask16 k0, __mmask
 
   for (uint l = 1; (l < v->levels) && (k0 | k1); l++)
   {
-    __m512i x0 = _mm512_add_epi32(e0, sjt_bits16(a0, v, l));
-    __m512i x1 = _mm512_add_epi32(e1, sjt_bits16(a1, v, l));
+    __m512i x0 = _mm512_min_epu32(_mm512_add_epi32(e0, sjt_bits16(a0, v, l)), _mm512_set1_epi32(v->last));
+    __m512i x1 = _mm512_min_epu32(_mm512_add_epi32(e1, sjt_bits16(a1, v, l)), _mm512_set1_epi32(v->last));
     e0 = _mm512_mask_i32gather_epi32(e0, k0, x0, m, 4);
     e1 = _mm512_mask_i32gather_epi32(e1, k1, x1, m, 4);
     k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
@@ -96,7 +96,7 @@ sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
     SJT_UNROLL
   for (uint j = 0; j < SJT_WIDE; j++)
       if (k[j])
-	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_add_epi32(e[j], sjt_bits16(x[j], v, l)), m, 4);
+	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_min_epu32(_mm512_add_epi32(e[j], sjt_bits16(x[j], v, l)), _mm512_set1_epi32(v->last)), m, 4);
     any = 0;
     SJT_UNROLL
   for (uint j = 0; j < SJT_WIDE; j++)
@@ -176,8 +176,8 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __mmask16 k0, __mmask16 k1
   for (uint l = 1; (l < v->levels) && (k0 | k1); l++)
   {
     uint wd = v->word[l];
-    __m512i x0 = _mm512_add_epi32(e0, sjt_bits16(w0[wd], v, l));
-    __m512i x1 = _mm512_add_epi32(e1, sjt_bits16(w1[wd], v, l));
+    __m512i x0 = _mm512_min_epu32(_mm512_add_epi32(e0, sjt_bits16(w0[wd], v, l)), _mm512_set1_epi32(v->last));
+    __m512i x1 = _mm512_min_epu32(_mm512_add_epi32(e1, sjt_bits16(w1[wd], v, l)), _mm512_set1_epi32(v->last));
     e0 = _mm512_mask_i32gather_epi32(e0, k0, x0, m, 4);
     e1 = _mm512_mask_i32gather_epi32(e1, k1, x1, m, 4);
     k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
@@ -214,7 +214,7 @@ sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
     SJT_UNROLL
     for (uint j = 0; j < SJT_WIDE; j++)
       if (k[j])
-	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_add_epi32(e[j], sjt_bits16(w[j][wd], v, l)), m, 4);
+	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_min_epu32(_mm512_add_epi32(e[j], sjt_bits16(w[j][wd], v, l)), _mm512_set1_epi32(v->last)), m, 4);
     any = 0;
     SJT_UNROLL
     for (uint j = 0; j < SJT_WIDE; j++)

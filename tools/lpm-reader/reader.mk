@@ -1,8 +1,10 @@
 # Included after BIRD's own Makefile (make -C TREE -f Makefile -f reader.mk):
 # builds bird-lpm-reader with the tree's flags from the reader, the simd
 # engine's lookup files, the CPU detection and the next-hop formatter, all
-# as they are in the tree (no copies).
-LPMR_SRC := $(LPMR_TOP)/tools/lpm-reader/bird-lpm-reader.c $(LPMR_TOP)/tools/lpm-reader/lpm-reader.c \
+# as they are in the tree (no copies). LPMR_MAIN names another program of
+# the library (tests/lpm/lpmr-fuzz.c).
+LPMR_MAIN ?= $(LPMR_TOP)/tools/lpm-reader/bird-lpm-reader.c
+LPMR_SRC := $(LPMR_MAIN) $(LPMR_TOP)/tools/lpm-reader/lpm-reader.c \
   nest/lpm-sjt-scalar.c sysdep/x86/lpm-sjt-avx2.c sysdep/x86/lpm-sjt-avx512.c sysdep/x86/cpu.c \
   proto/lpm/lpm-format.c
 
