@@ -256,20 +256,25 @@ if emax != "-":
     struct.pack_into("<Q", r, 24, int(emax))   # struct sjt_header: elements_max
 if s1 != "-":
     r[32 + 1] = int(s1)                        # stride[1]
-open("/dev/shm/" + name + ".ipv4", "wb").write(bytes(r) + bytes(4 * 2048))
+els = int(emax) if emax != "-" else 2048
+open("/dev/shm/" + name + ".ipv4", "wb").write(bytes(r) + bytes(4 * els))
 PY
 }
-fake_region "bbfake-$$-a" 2048 -
-out=$("$READER" "bbfake-$$-a" status 2>&1); rc=$?; echo "  region of 2048 elements as its header says: rc=$rc"
+fake_region "bbfake-$$-a" 1100000 -
+out=$("$READER" "bbfake-$$-a" status 2>&1); rc=$?; echo "  region of 1,100,000 elements (a root row of 2^20 and more) as its header says: rc=$rc"
 check "a copy whose simd header fits its object is read" bash -c "[ $rc = 0 ]"
 fake_region "bbfake-$$-b" - -
 out=$("$READER" "bbfake-$$-b" status 2>&1); rc=$?; echo "  $out (rc=$rc)"
 check "a simd region smaller than its header says is refused with a clear error" \
   bash -c "[ $rc = 1 ] && grep -q 'bbfake-$$-b.ipv4: unreadable simd header' <<< '$out'"
-fake_region "bbfake-$$-c" 2048 0
+fake_region "bbfake-$$-c" 1100000 0
 out=$("$READER" "bbfake-$$-c" status 2>&1); rc=$?; echo "  $out (rc=$rc)"
 check "a simd header with a level of no bits is refused with a clear error" \
   bash -c "[ $rc = 1 ] && grep -q 'bbfake-$$-c.ipv4: unreadable simd header' <<< '$out'"
+fake_region "bbfake-$$-d" 2048 -
+out=$("$READER" "bbfake-$$-d" status 2>&1); rc=$?; echo "  $out (rc=$rc)"
+check "a simd region whose root row does not fit its element count is refused" \
+  bash -c "[ $rc = 1 ] && grep -q 'bbfake-$$-d.ipv4: unreadable simd header' <<< '$out'"
 rm -f /dev/shm/bbfake-$$-*
 
 # --- reader across a bird restart ------------------------------------------------
