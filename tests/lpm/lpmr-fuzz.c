@@ -27,6 +27,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,97 +123,162 @@ on_alarm(int sig)
   _exit(3);
 }
 
-/* One of the mutations, on copies @d of the objects */
+/*
+ * The copies are written once; a case changes them in place (pwrite(),
+ * ftruncate()) and every change is undone after it: a case costs what it
+ * changes, not the size of the regions.
+ */
+static struct obj base[OBJS];
+static int fd[OBJS];
+
+#define UNDO_MAX 1024
+static struct undo { int o; uint64_t off; uint32_t len; unsigned char old[64]; int trunc; } undo[UNDO_MAX];
+static int nundo;
+
+/* Bytes @p at @off of object @o, the old ones kept */
+static void
+put(int o, uint64_t off, const void *p, uint32_t n)
+{
+  if (!base[o].size || (off >= base[o].size) || (n > 64) || (nundo >= UNDO_MAX))
+    return;
+  if (off + n > base[o].size)
+    n = base[o].size - off;
+
+  struct undo *u = &undo[nundo++];
+  u->o = o; u->off = off; u->len = n; u->trunc = 0;
+  for (uint32_t i = 0; i < n; i++)
+    u->old[i] = (off + i < base[o].len) ? base[o].data[off + i] : 0;
+  if (pwrite(fd[o], p, n, off) != (ssize_t) n)
+    fail("pwrite");
+}
+
+static void put32(int o, uint64_t off, uint32_t v) { put(o, off, &v, 4); }
+static void put64(int o, uint64_t off, uint64_t v) { put(o, off, &v, 8); }
+
+static void
+truncate_to(int o, uint64_t size)
+{
+  if (nundo >= UNDO_MAX)
+    return;
+  struct undo *u = &undo[nundo++];
+  u->o = o; u->off = size; u->len = 0; u->trunc = 1;
+  if (ftruncate(fd[o], size) < 0)
+    fail("ftruncate");
+}
+
+static void
+undo_all(void)
+{
+  while (nundo)
+  {
+    struct undo *u = &undo[--nundo];
+    struct obj *b = &base[u->o];
+    if (!u->trunc)
+    {
+      if (pwrite(fd[u->o], u->old, u->len, u->off) != (ssize_t) u->len)
+	fail("pwrite");
+      continue;
+    }
+
+    /* The cut part back: the touched bytes beyond the cut, then the size */
+    if (ftruncate(fd[u->o], b->size) < 0)
+      fail("ftruncate");
+    if ((u->off < b->len) && (pwrite(fd[u->o], b->data + u->off, b->len - u->off, u->off) != (ssize_t) (b->len - u->off)))
+      fail("pwrite");
+  }
+}
+
+#define HDR(o, field)	((uint64_t) offsetof(struct o, field))
+
+/* One of the mutations */
 static const char *
-mutate(unsigned char *d[OBJS], size_t len[OBJS], size_t size[OBJS], const char *fuzz)
+mutate(const char *fuzz)
 {
   int f = 1 + rnd_below(2);		/* An engine region */
-  if (!len[f])
+  if (!base[f].len)
     f = 3 - f;
+  const struct sjt_header *s = (const void *) base[f].data;
 
   switch (rnd_below(9))
   {
   case 0:				/* Random bytes in the exporter header */
     for (int i = 1 + rnd_below(8); i; i--)
-      d[0][rnd_below(LPMX_HEADER_SIZE)] = rnd();
+    {
+      unsigned char c = rnd();
+      put(0, rnd_below(LPMX_HEADER_SIZE), &c, 1);
+    }
     return "exporter header bytes";
 
   case 1:				/* Random bytes in a simd header */
     for (int i = 1 + rnd_below(4); i; i--)
-      d[f][rnd_below(sizeof(struct sjt_header))] = rnd();
+    {
+      unsigned char c = rnd();
+      put(f, rnd_below(sizeof(struct sjt_header)), &c, 1);
+    }
     return "simd header bytes";
 
   case 2:				/* Links anywhere among the elements */
   {
-    struct sjt_header *s = (void *) d[f];
-    size_t off = (s->elements_offset < len[f]) ? s->elements_offset & ~3U : 0;	/* Mutated already? */
-    size_t n = (len[f] - off) / 4;
-    uint32_t *m = (uint32_t *) (d[f] + off);
-    if (!n)
-      return "element links (none)";
-    for (int i = 1 + rnd_below(64); i; i--)
-      m[rnd_below(n)] = (rnd() & 1) ? (uint32_t) rnd() & 0x7fffffff : (uint32_t) (n - 1 - rnd_below(16));
+    uint64_t n = (base[f].len - s->elements_offset) / 4;
+    for (int i = 1 + rnd_below(64); n && i; i--)
+      put32(f, s->elements_offset + 4 * rnd_below(n),
+	    (rnd() & 1) ? (uint32_t) rnd() & 0x7fffffff : (uint32_t) (n - 1 - rnd_below(16)));
     return "element links";
   }
 
   case 3:				/* Hostile strides and levels */
   {
-    struct sjt_header *s = (void *) d[f];
-    s->stride[rnd_below(SJT_MAX_LEVELS)] = (rnd() & 1) ? 32 : rnd_below(40);
+    unsigned char st = (rnd() & 1) ? 32 : rnd_below(40);
+    put(f, HDR(sjt_header, stride) + rnd_below(SJT_MAX_LEVELS), &st, 1);
     if (rnd() & 1)
-      s->levels = rnd_below(SJT_MAX_LEVELS + 3);
+      put32(f, HDR(sjt_header, levels), rnd_below(SJT_MAX_LEVELS + 3));
     return "strides and levels";
   }
 
   case 4:				/* Element counts and offsets */
-  {
-    struct sjt_header *s = (void *) d[f];
     if (rnd() & 1)
-      s->elements_max = (rnd() & 1) ? rnd() : (uint64_t) 1 << rnd_below(34);
+      put64(f, HDR(sjt_header, elements_max), (rnd() & 1) ? rnd() : (uint64_t) 1 << rnd_below(34));
     else
-      s->elements_offset = (rnd() & 1) ? rnd() : rnd_below(size[f] + 8192);
+      put32(f, HDR(sjt_header, elements_offset), (rnd() & 1) ? rnd() : rnd_below(base[f].size + 8192));
     return "element counts and offsets";
-  }
 
   case 5:				/* Next-hop table bounds */
-  {
-    struct lpmx_header *h = (void *) d[0];
     switch (rnd_below(3))
     {
-    case 0: h->nh_max = rnd(); break;
-    case 1: h->nh_offset = rnd_below(size[0] + 4096); break;
-    default: h->nh_used = rnd(); break;
+    case 0: put32(0, HDR(lpmx_header, nh_max), rnd()); break;
+    case 1: put32(0, HDR(lpmx_header, nh_offset), rnd_below(base[0].size + 4096)); break;
+    default: put32(0, HDR(lpmx_header, nh_used), rnd()); break;
     }
     return "next-hop table bounds";
-  }
 
   case 6:				/* Region names */
   {
-    struct lpmx_header *h = (void *) d[0];
-    char *r = h->fam[rnd_below(2)].region;
+    char r[LPMX_NAME_MAX];
     switch (rnd_below(3))
     {
     case 0: memset(r, 'A', LPMX_NAME_MAX); break;
     case 1: snprintf(r, LPMX_NAME_MAX, "/%s.ipv%d", fuzz, (rnd() & 1) ? 4 : 6); break;
     default: snprintf(r, LPMX_NAME_MAX, "/%s", fuzz); break;
     }
+    put(0, HDR(lpmx_header, fam) + rnd_below(2) * sizeof(struct lpmx_family), r, LPMX_NAME_MAX);
     return "region names";
   }
 
-  case 7:				/* Truncated objects */
+  case 7:				/* Truncated objects: engine regions seldom (they cost their size to restore) */
   {
-    int o = rnd_below(OBJS);
-    size[o] = rnd_below(size[o] + 1);
-    if (len[o] > size[o])
-      len[o] = size[o];
+    int o = (rnd_below(16) == 0) ? f : 0;
+    truncate_to(o, (rnd() & 1) ? rnd_below(base[o].len + 1) : rnd_below(base[o].size + 1));
     return "truncated object";
   }
 
   default:				/* Random bytes anywhere in what was touched */
   {
     int o = rnd_below(OBJS);
-    for (int i = 1 + rnd_below(256); len[o] && i; i--)
-      d[o][rnd_below(len[o])] = rnd();
+    for (int i = 1 + rnd_below(256); base[o].len && i; i--)
+    {
+      unsigned char c = rnd();
+      put(o, rnd_below(base[o].len), &c, 1);
+    }
     return "random bytes";
   }
   }
@@ -248,7 +314,6 @@ main(int argc, char **argv)
   }
   lpmr_close(r);
 
-  struct obj base[OBJS];
   for (int i = 0; i < OBJS; i++)
   {
     char n[LPMX_NAME_MAX + 8];
@@ -268,31 +333,23 @@ main(int argc, char **argv)
     if (bh->fam[i].region[0])
       snprintf(bh->fam[i].region, LPMX_NAME_MAX, "%s", obj[1 + i]);
 
+  for (int i = 0; i < OBJS; i++)
+    if (base[i].size)
+    {
+      obj_write(&base[i], base[i].data, base[i].len, base[i].size, obj[i]);
+      if ((fd[i] = shm_open(obj[i], O_RDWR, 0)) < 0)
+	fail("shm_open");
+    }
+
   signal(SIGALRM, on_alarm);
   const char *variants[] = { "scalar", "avx2", "avx512" };
   unsigned long opened = 0, refused = 0, answers = 0, entries = 0;
   uint32_t a4[256], a6[256][4], nh[256];
-  unsigned char *d[OBJS];
-  for (int i = 0; i < OBJS; i++)
-    d[i] = malloc(base[i].len ? base[i].len : 1);
-
   for (unsigned long it = 0; it < count; it++)
   {
-    size_t len[OBJS], size[OBJS];
-    for (int i = 0; i < OBJS; i++)
-    {
-      memcpy(d[i], base[i].data, base[i].len);
-      len[i] = base[i].len;
-      size[i] = base[i].size;
-    }
-
-    mutate(d, len, size, fuzz);
+    mutate(fuzz);
     if (rnd_below(4) == 0)
-      mutate(d, len, size, fuzz);
-
-    for (int i = 0; i < OBJS; i++)
-      if (base[i].size)
-	obj_write(&base[i], d[i], len[i], size[i], obj[i]);
+      mutate(fuzz);
 
     alarm(5);
     r = lpmr_open(fuzz, &code, err, sizeof(err));
@@ -300,6 +357,7 @@ main(int argc, char **argv)
     {
       refused++;
       alarm(0);
+      undo_all();
       continue;
     }
     opened++;
@@ -340,6 +398,7 @@ main(int argc, char **argv)
     lpmr_status(r, &st);
     lpmr_close(r);
     alarm(0);
+    undo_all();
   }
 
   for (int i = 0; i < OBJS; i++)
