@@ -103,7 +103,7 @@ obj_read(struct obj *o, const char *name)
 }
 
 static void
-obj_write(const struct obj *o, const unsigned char *data, size_t len, size_t size, const char *name)
+obj_write(const unsigned char *data, size_t len, size_t size, const char *name)
 {
   int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
   if (fd < 0)
@@ -111,7 +111,6 @@ obj_write(const struct obj *o, const unsigned char *data, size_t len, size_t siz
   if ((len && (write(fd, data, len) != (ssize_t) len)) || (ftruncate(fd, size) < 0))
     fail("write");
   close(fd);
-  (void) o;
 }
 
 static void
@@ -336,7 +335,7 @@ main(int argc, char **argv)
   for (int i = 0; i < OBJS; i++)
     if (base[i].size)
     {
-      obj_write(&base[i], base[i].data, base[i].len, base[i].size, obj[i]);
+      obj_write(base[i].data, base[i].len, base[i].size, obj[i]);
       if ((fd[i] = shm_open(obj[i], O_RDWR, 0)) < 0)
 	fail("shm_open");
     }
