@@ -86,6 +86,7 @@
 #include "lib/string.h"
 #include "lib/timer.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -158,7 +159,7 @@ struct sjt {
   u32 *scratch[SJT_MAX_LEVELS];
   struct sjt_ctl c;
 
-  u64 top, limit;			/* Elements: bump allocation, cap */
+  u64 top, limit, cap;			/* Elements: bump allocation, reserved, cap */
   u64 path_el;				/* Elements of one row per level below the root */
   u32 *free[SJT_MAX_STRIDE + 1];	/* Reusable rows by stride */
   u32 nfree[SJT_MAX_STRIDE + 1], cfree[SJT_MAX_STRIDE + 1];
@@ -497,10 +498,29 @@ sjt_push(struct sjt *t, u32 **arr, u32 *n, u32 *cap, u32 x)
   (*arr)[(*n)++] = x;
 }
 
-static inline int
-sjt_row_can(const struct sjt *t, uint k)
+/*
+ * Room for @el more elements at the top: within the reserved part of the
+ * region, or reserved now (lpm_region_reserve(); a shared region's pages
+ * are allocated before they are written, so a full file system refuses the
+ * update instead of killing bird with SIGBUS), never beyond the cap.
+ */
+static int
+sjt_reserve(struct sjt *t, u64 el)
 {
-  return t->nfree[t->stride[k]] || (t->top + sjt_size(t, k) <= t->limit);
+  if (t->top + el <= t->limit)
+    return 1;
+  if ((t->top + el > t->cap) ||
+      (lpm_region_reserve(t->reg, SJT_HEADER_SIZE + (t->top + el) * sizeof(u32)) < 0))
+    return 0;
+
+  t->limit = MIN(t->cap, (t->reg->reserved - SJT_HEADER_SIZE) / sizeof(u32));
+  return 1;
+}
+
+static inline int
+sjt_row_can(struct sjt *t, uint k)
+{
+  return t->nfree[t->stride[k]] || sjt_reserve(t, sjt_size(t, k));
 }
 
 static u32
@@ -603,7 +623,7 @@ sjt_reclaim(struct sjt *t)
  * the untouched rest of the region.
  */
 static int
-sjt_room(const struct sjt *t)
+sjt_room(struct sjt *t)
 {
   /* Enough even if no free row could be reused: the common case */
   if (t->top + t->path_el + t->c.agg_el <= t->limit)
@@ -618,7 +638,7 @@ sjt_room(const struct sjt *t)
     if (need[s] > t->nfree[s])
       el += (need[s] - t->nfree[s]) << s;
 
-  return t->top + el <= t->limit;
+  return sjt_reserve(t, el);
 }
 
 
@@ -1355,6 +1375,15 @@ sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels,
     rfree(p);
     return NULL;
   }
+  /* The header and the root row are written now */
+  if (lpm_region_reserve(reg, SJT_HEADER_SIZE + ((size_t) sizeof(u32) << stride[0])) < 0)
+  {
+    int err = errno;
+    rfree(p);
+    errno = err;
+    return NULL;
+  }
+
   /* Huge pages where the kernel allows them: rows are spread everywhere */
   madvise(reg->base, reg->size, MADV_HUGEPAGE);
 
@@ -1375,7 +1404,8 @@ sjt_new_in(pool *pp, uint net_type, uint variant, const u8 *stride, uint levels,
   memcpy(h->stride, stride, levels);
 
   t->mem = (u32 *) ((byte *) reg->base + SJT_HEADER_SIZE);
-  t->limit = h->elements_max;
+  t->cap = h->elements_max;
+  t->limit = MIN(t->cap, (reg->reserved - SJT_HEADER_SIZE) / sizeof(u32));
   sjt_view_init(&t->view, reg->base);
 
   for (uint l = 0; l <= IP6_MAX_PREFIX_LENGTH; l++)
@@ -1442,7 +1472,8 @@ sjt_set_limit(struct lpm_engine *e, size_t bytes)
   struct sjt *t = SJT(e);
   const struct sjt_header *h = t->reg->base;
   u64 el = bytes > SJT_HEADER_SIZE ? (bytes - SJT_HEADER_SIZE) / sizeof(u32) : 0;
-  t->limit = MIN(el, h->elements_max);
+  t->cap = MIN(el, h->elements_max);
+  t->limit = MIN(t->cap, (t->reg->reserved - SJT_HEADER_SIZE) / sizeof(u32));
 }
 
 void
@@ -1517,6 +1548,7 @@ sjt_stats(const struct lpm_engine *e, struct lpm_stats *s)
     s->units += t->c.rows[k];
   s->retired = t->nlimbo - t->hlimbo;
   s->alloc_failures = t->alloc_failures;
+  s->region_errno = t->reg->reserve_errno;
 }
 
 static void

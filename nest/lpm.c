@@ -376,6 +376,7 @@ lpm_region_new(pool *p, size_t size)
   g->base = base;
   g->size = size;
   g->used = 0;
+  g->reserved = size;
   g->fd = -1;
   return g;
 }
@@ -430,6 +431,7 @@ lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid)
   g->base = base;
   g->size = size;
   g->used = 0;
+  g->reserved = 0;
   g->fd = fd;
   g->shm_name = mb_alloc(p, strlen(name) + 1);
   strcpy(g->shm_name, name);
@@ -446,7 +448,50 @@ lpm_region_discard(struct lpm_region *g, size_t from)
 
   /* Shared pages keep their contents under MADV_DONTNEED: punch them out */
   if (g->fd >= 0)
+  {
     fallocate(g->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, g->size - from);
+    g->reserved = MIN(g->reserved, from);
+  }
   else
     madvise((char *) g->base + from, g->size - from, MADV_DONTNEED);
+}
+
+/* Reservations grow by this much at least: a few fallocate() calls per full table */
+#define LPM_RESERVE_STEP	(4 << 20)
+
+/**
+ * lpm_region_reserve - back the start of a region before writing it
+ * @g: region
+ * @bytes: the region's first @bytes will be written
+ *
+ * Returns 0 when they are backed (always for a private region), or -1 with
+ * errno set (ENOSPC: the file system is full) and @g->reserve_errno
+ * remembering it; then nothing beyond the part reserved before may be
+ * written.
+ */
+int
+lpm_region_reserve(struct lpm_region *g, size_t bytes)
+{
+  if (bytes <= g->reserved)
+    return 0;
+
+  if (bytes > g->size)
+  {
+    errno = g->reserve_errno = ENOMEM;
+    return -1;
+  }
+
+  size_t to = MIN(MAX(bytes, g->reserved + LPM_RESERVE_STEP), g->size);
+  to = (to + 4095) & ~(size_t) 4095;
+  int rv;
+  while (((rv = fallocate(g->fd, FALLOC_FL_KEEP_SIZE, g->reserved, to - g->reserved)) < 0) && (errno == EINTR))
+    ;
+  if (rv < 0)
+  {
+    g->reserve_errno = errno;
+    return -1;
+  }
+
+  g->reserved = to;
+  return 0;
 }

@@ -93,6 +93,7 @@ struct lpm_stats {
   u64 units;				/* Engine-specific unit count (rows, entries) */
   u64 retired;				/* Units waiting for readers to quiesce */
   u64 alloc_failures;			/* Updates refused for lack of memory */
+  int region_errno;			/* Why a shared region could not grow, 0 if it could */
 };
 
 typedef void lpm_bulk4_fn(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n);
@@ -251,12 +252,21 @@ int lpm_epoch_safe(struct lpm_engine *e, u64 retired);
  * through a symbolic link, so nothing that another user put under the name
  * is opened or written. It is unlinked when the region is freed, unless it
  * names another object by then.
+ *
+ * A page of a shared-memory object that the file system cannot back (a full
+ * tmpfs) is not an error at write time but a SIGBUS: whoever writes a part
+ * of a shared region not written before reserves it first with
+ * lpm_region_reserve(), which allocates its pages in the file (fallocate())
+ * and fails, with errno, where a write would have killed bird. Private
+ * regions need no reservation (the whole mapping counts as reserved).
  */
 struct lpm_region {
   resource r;
   void *base;
-  size_t size;				/* Bytes reserved */
+  size_t size;				/* Bytes of address space */
   size_t used;				/* High-water mark set by the engine */
+  size_t reserved;			/* Bytes from the start backed by the file system */
+  int reserve_errno;			/* Why the last reservation failed, 0 if none did */
   int fd;				/* Shared-memory object, -1 if private */
   char *shm_name;			/* Its name ("/name"), NULL if private */
   u64 shm_ino;				/* Its inode, to unlink only our own */
@@ -265,5 +275,6 @@ struct lpm_region {
 struct lpm_region *lpm_region_new(pool *p, size_t size);
 struct lpm_region *lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid);
 void lpm_region_discard(struct lpm_region *r, size_t from);	/* Give pages from @from back */
+int lpm_region_reserve(struct lpm_region *r, size_t bytes);
 
 #endif

@@ -41,14 +41,16 @@
  * lpmx_nh_init - set up an empty next-hop table
  * @t: table
  * @p: pool for the writer's bookkeeping
- * @nh: the entries (in the exporter region, zeroed)
+ * @reg: the exporter region
+ * @nh: the entries (in @reg, zeroed)
  * @max: entries @nh holds
  */
 void
-lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpmx_nh *nh, u32 max)
+lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpm_region *reg, struct lpmx_nh *nh, u32 max)
 {
   memset(t, 0, sizeof(*t));
   t->nh = nh;
+  t->reg = reg;
   t->max = max;
   t->refs = mb_allocz(p, max * sizeof(u32));
   t->next = mb_alloc(p, max * sizeof(u32));
@@ -74,12 +76,29 @@ lpmx_nh_slot(const struct lpmx_nht *t, const struct lpmx_nh *k)
   return mem_hash(k, lpmx_nh_size(k)) >> (32 - t->order);
 }
 
+/*
+ * Entries are written where no entry was before only once their pages are
+ * reserved in the region (a shared region's full file system would
+ * otherwise kill bird with SIGBUS at the write).
+ */
+static int
+lpmx_nh_grow(struct lpmx_nht *t)
+{
+  size_t off = (byte *) t->nh - (byte *) t->reg->base;
+  if (lpm_region_reserve(t->reg, off + (t->used + 1) * sizeof(struct lpmx_nh)) < 0)
+    return -1;
+
+  t->avail = MIN(t->max, (t->reg->reserved - off) / sizeof(struct lpmx_nh));
+  return 0;
+}
+
 /**
  * lpmx_nh_get - the entry of a next-hop set, with one more reference
  * @t: table
  * @k: the set, zeroed before it was filled
  *
- * Returns the entry's index, or -1 when the table is full.
+ * Returns the entry's index, -1 when the table is full, or -2 when the
+ * region cannot grow (@t->reg->reserve_errno says why).
  */
 int
 lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k)
@@ -99,7 +118,11 @@ lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k)
   if (t->nfree)
     i = t->free[--t->nfree];
   else if (t->used < t->max)
+  {
+    if ((t->used >= t->avail) && (lpmx_nh_grow(t) < 0))
+      return -2;
     i = t->used++;
+  }
   else
     return -1;
 

@@ -347,7 +347,14 @@ lpmx_export_open(pool *p, const struct lpmx_config *cf, const char *proto, char 
     goto fail;
   }
 
-header:;
+header:
+  if (lpm_region_reserve(x->reg, LPMX_HEADER_SIZE) < 0)
+  {
+    bsnprintf(err, errsize, "cannot allocate shared memory %s: %m", x->reg->shm_name);
+    rfree(x->reg);		/* Unlinks it */
+    goto fail;
+  }
+
   struct lpmx_header *h = x->hdr = x->reg->base;
   x->reg->used = LPMX_HEADER_SIZE;
   h->version = LPMX_VERSION;

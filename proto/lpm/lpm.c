@@ -81,6 +81,55 @@ lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i, u64 since)
 }
 
 /*
+ * A shared region that cannot grow (its file system is full: another user
+ * may have filled /dev/shm) refuses the write that would have needed new
+ * pages, before any is written (lpm_region_reserve()). The export is then
+ * incomplete, and a data plane must not forward by it: the protocol stops,
+ * as after `disable', with the error logged and shown by `show protocols';
+ * `enable' starts it again once there is room. The stop runs from an event,
+ * never inside the export hooks that found the failure.
+ */
+static int lpmx_shutdown(struct proto *P);
+
+static void
+lpmx_stop_event(void *data)
+{
+  struct lpmx_proto *p = data;
+  struct proto *P = &p->p;
+
+  if (P->proto_state != PS_UP)
+    return;
+
+  P->disabled = 1;
+  proto_notify_state(P, PS_STOP);
+  proto_notify_state(P, lpmx_shutdown(P));
+}
+
+static void
+lpmx_space_failed(struct lpmx_proto *p, const char *name, int err)
+{
+  if (p->space_failed)
+    return;
+
+  char msg[160];
+  bsnprintf(msg, sizeof(msg), "shared memory %s cannot grow: %s; protocol disabled", name, strerror(err));
+  log(L_ERR "%s: %s", p->p.name, msg);
+  proto_set_message(&p->p, msg, -1);
+  p->space_failed = 1;
+  ev_schedule(p->stop);
+}
+
+/* After an update the engine refused: was it for lack of room in its region? */
+static void
+lpmx_space_check(struct lpmx_proto *p, struct lpmx_fam *f)
+{
+  struct lpm_stats s;
+  lpm_stats(f->e, &s);
+  if (s.region_errno)
+    lpmx_space_failed(p, p->x->hdr->fam[f - p->fam].region, s.region_errno);
+}
+
+/*
  * Route changes reach the engine in batches (lpm_apply()): rt_notify()
  * queues them, and the queue is applied when it is full and otherwise at
  * the start of the next round of the event loop (@flush), so a change
@@ -124,6 +173,7 @@ lpmx_flush_fam(struct lpmx_proto *p, struct lpmx_fam *f)
     }
 
     f->failures++;
+    lpmx_space_check(p, f);
     if (c->value == LPM_NONE)
     {
       /* Still in the engine, which keeps the reference */
@@ -241,7 +291,7 @@ lpmx_nh_of(struct lpmx_proto *p, rta *a)
   if (lpmx_nh_key(&k, a) < 0)
     return -1;
   if ((idx = lpmx_nh_get(&p->nht, &k)) < 0)
-    return -2;
+    return idx - 1;		/* -2: table full, -3: the region cannot grow */
 
   if (a->cached)
   {
@@ -276,10 +326,16 @@ lpmx_rt_notify(struct proto *P, struct channel *c UNUSED, net *net, rte *new, rt
 	   P->name, n, LPMX_PATHS);
     lpmx_withdraw(p, f, n);
   }
-  else if (idx < 0)
+  else if (idx == -2)
   {
     f->rejected++;
     log_rl(&p->rl, L_WARN "%s: %N left out: next-hop table full (%u entries)", P->name, n, p->nht.max);
+    lpmx_withdraw(p, f, n);
+  }
+  else if (idx < 0)
+  {
+    f->rejected++;
+    lpmx_space_failed(p, p->nht.reg->shm_name ?: "", p->nht.reg->reserve_errno);
     lpmx_withdraw(p, f, n);
   }
   else if (f->bulk)
@@ -395,7 +451,10 @@ lpmx_feed_fallback(struct lpmx_proto *p, struct lpmx_fam *f)
     f->failures++;
   }
   if (nbad)
+  {
     log(L_ERR "%s: LPM engine out of memory, %u prefixes left out", p->p.name, nbad);
+    lpmx_space_check(p, f);
+  }
   mb_free(bad);
 }
 
@@ -560,12 +619,14 @@ lpmx_start(struct proto *P)
   p->nh_rta = NULL;
   p->dirty = 0;
   p->flush = NULL;
+  p->stop = NULL;
+  p->space_failed = 0;
 
   if (!(p->x = lpmx_export_open(P->pool, cf, P->name, err, sizeof(err))))
     return lpmx_start_fail(p, err);
 
   struct lpmx_header *h = p->x->hdr;
-  lpmx_nh_init(&p->nht, P->pool, (void *) ((byte *) h + h->nh_offset), LPMX_NH_MAX);
+  lpmx_nh_init(&p->nht, P->pool, p->x->reg, (void *) ((byte *) h + h->nh_offset), LPMX_NH_MAX);
 
   for (uint i = 0; i < 2; i++)
   {
@@ -613,6 +674,7 @@ lpmx_start(struct proto *P)
   __atomic_store_n(&h->state, LPMX_RUNNING, __ATOMIC_SEQ_CST);
 
   p->flush = ev_new_init(P->pool, lpmx_flush_event, p);
+  p->stop = ev_new_init(P->pool, lpmx_stop_event, p);
   p->tick = tm_new_init(P->pool, lpmx_tick, p, LPMX_TICK, 0);
   tm_start(p->tick, LPMX_TICK);
   proto_set_message(P, NULL, 0);
@@ -635,6 +697,8 @@ lpmx_shutdown(struct proto *P)
     tm_stop(p->tick);
   if (p->flush)
     ev_postpone(p->flush);
+  if (p->stop)
+    ev_postpone(p->stop);
 
   for (uint i = 0; i < 2; i++)
   {

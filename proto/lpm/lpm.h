@@ -34,7 +34,9 @@ struct lpmx_config {
 /* Next-hop table (lpm-nh.c): entries in the exporter region, bookkeeping here */
 struct lpmx_nht {
   struct lpmx_nh *nh;			/* Entries (shared) */
+  struct lpm_region *reg;		/* The region @nh lies in */
   u32 max, used, live;			/* Capacity, high-water mark, referenced */
+  u32 avail;				/* Entries whose pages are reserved in @reg */
   u32 *refs;				/* Per entry: prefixes referring to it */
   u32 *next;				/* Hash chains */
   u32 *hash;				/* 2^order chain heads */
@@ -93,13 +95,15 @@ struct lpmx_proto {
   event *flush;				/* Applies the queued changes */
   u64 tick_no;				/* Reuse grace periods passed */
   u8 dirty;				/* Updates since the last tick */
+  u8 space_failed;			/* A shared region could not grow: stopping */
+  event *stop;				/* Stops the protocol (lpmx_space_failed()) */
   struct tbf rl;			/* Log rate limit */
 };
 
 extern struct protocol proto_lpm;
 
 /* lpm-nh.c */
-void lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpmx_nh *nh, u32 max);
+void lpmx_nh_init(struct lpmx_nht *t, pool *p, struct lpm_region *reg, struct lpmx_nh *nh, u32 max);
 int lpmx_nh_key(struct lpmx_nh *k, const rta *a);
 int lpmx_nh_get(struct lpmx_nht *t, const struct lpmx_nh *k);
 static inline void lpmx_nh_ref(struct lpmx_nht *t, u32 i) { t->refs[i]++; }

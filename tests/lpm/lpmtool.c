@@ -896,8 +896,12 @@ median(double *v, uint n)
 
 static volatile u32 sink;
 
-/* ns per lookup, batches of BATCH, median of 5 passes over the set */
-static double
+/*
+ * ns per lookup, batches of BATCH, median of 5 passes over the set. Not
+ * inlined, nor time_single(): tests/bench/lpm-count counts instructions per
+ * call of each by name.
+ */
+static __attribute__((noinline)) double
 time_bulk(const struct lpm_engine *e, uint var, const struct qs *q)
 {
   u32 out[BATCH];
@@ -918,7 +922,7 @@ time_bulk(const struct lpm_engine *e, uint var, const struct qs *q)
   return median(r, 5);
 }
 
-static double
+static __attribute__((noinline)) double
 time_single(const struct lpm_engine *e, const struct qs *q)
 {
   double r[5];
