@@ -1549,6 +1549,7 @@ sjt_stats(const struct lpm_engine *e, struct lpm_stats *s)
   s->retired = t->nlimbo - t->hlimbo;
   s->alloc_failures = t->alloc_failures;
   s->region_errno = t->reg->reserve_errno;
+  s->region_lost = lpm_region_lost(t->reg);
 }
 
 static void

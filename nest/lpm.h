@@ -12,6 +12,7 @@
 #include "lib/net.h"
 #include "lib/resource.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 
 /*
@@ -94,6 +95,7 @@ struct lpm_stats {
   u64 retired;				/* Units waiting for readers to quiesce */
   u64 alloc_failures;			/* Updates refused for lack of memory */
   int region_errno;			/* Why a shared region could not grow, 0 if it could */
+  int region_lost;			/* A shared region was truncated under bird */
 };
 
 typedef void lpm_bulk4_fn(const struct lpm_engine *e, const ip4_addr *a, u32 *val, uint n);
@@ -258,7 +260,10 @@ int lpm_epoch_safe(struct lpm_engine *e, u64 retired);
  * of a shared region not written before reserves it first with
  * lpm_region_reserve(), which allocates its pages in the file (fallocate())
  * and fails, with errno, where a write would have killed bird. Private
- * regions need no reservation (the whole mapping counts as reserved).
+ * regions need no reservation (the whole mapping counts as reserved). A
+ * shared region truncated under bird is caught as it faults: it reads and
+ * writes private zero pages from then on and lpm_region_lost() says so, and
+ * its owner starts over with a new one (nest/lpm-region.c).
  */
 struct lpm_region {
   resource r;
@@ -267,6 +272,7 @@ struct lpm_region {
   size_t used;				/* High-water mark set by the engine */
   size_t reserved;			/* Bytes from the start backed by the file system */
   int reserve_errno;			/* Why the last reservation failed, 0 if none did */
+  volatile sig_atomic_t lost;		/* Truncated under bird (SIGBUS caught): start over */
   int fd;				/* Shared-memory object, -1 if private */
   char *shm_name;			/* Its name ("/name"), NULL if private */
   u64 shm_ino;				/* Its inode, to unlink only our own */
@@ -276,5 +282,6 @@ struct lpm_region *lpm_region_new(pool *p, size_t size);
 struct lpm_region *lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid);
 void lpm_region_discard(struct lpm_region *r, size_t from);	/* Give pages from @from back */
 int lpm_region_reserve(struct lpm_region *r, size_t bytes);
+static inline int lpm_region_lost(const struct lpm_region *r) { return r->lost; }
 
 #endif

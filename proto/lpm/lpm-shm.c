@@ -51,7 +51,9 @@
  *     prefix went) is not reused at once: bird does not know its readers,
  *     so it uses a grace period of its own making. Every tick (%LPMX_TICK)
  *     in which something was retired, bird increments @reuse_seq in the
- *     header (sequentially consistent) and only then makes reusable what
+ *     header (sequentially consistent, then a release fence, so that on a
+ *     weakly ordered CPU no store of a reuse is seen before the increment)
+ *     and only then makes reusable what
  *     was retired before that increment: for the engine through a reader
  *     registration (&lpmx_fam.proxy) whose epoch it moves to the current
  *     one, for entries through their retirement tick (lpmx_nh_reclaim()).

@@ -86,8 +86,10 @@ lpmx_publish(struct lpmx_proto *p, struct lpmx_fam *f, uint i, u64 since)
  * pages, before any is written (lpm_region_reserve()). The export is then
  * incomplete, and a data plane must not forward by it: the protocol stops,
  * as after `disable', with the error logged and shown by `show protocols';
- * `enable' starts it again once there is room. The stop runs from an event,
- * never inside the export hooks that found the failure.
+ * `enable' starts it again once there is room. A region truncated under
+ * bird (by root: nobody else may write it) is lost (lpm_region_lost()):
+ * the tick finds it and the protocol restarts with new objects. The stop
+ * runs from an event, never inside the hooks that found the failure.
  */
 static int lpmx_shutdown(struct proto *P);
 
@@ -100,7 +102,8 @@ lpmx_stop_event(void *data)
   if (P->proto_state != PS_UP)
     return;
 
-  P->disabled = 1;
+  if (!p->restart)
+    P->disabled = 1;
   proto_notify_state(P, PS_STOP);
   proto_notify_state(P, lpmx_shutdown(P));
 }
@@ -117,6 +120,31 @@ lpmx_space_failed(struct lpmx_proto *p, const char *name, int err)
   proto_set_message(&p->p, msg, -1);
   p->space_failed = 1;
   ev_schedule(p->stop);
+}
+
+/* Has a region been truncated under bird? Then start over */
+static int
+lpmx_lost(struct lpmx_proto *p)
+{
+  const char *name = NULL;
+  if (lpm_region_lost(p->x->reg))
+    name = p->x->reg->shm_name;
+  for (uint i = 0; (i < 2) && !name; i++)
+  {
+    struct lpm_stats s;
+    if (p->fam[i].e && (lpm_stats(p->fam[i].e, &s), s.region_lost))
+      name = p->x->hdr->fam[i].region;
+  }
+  if (!name)
+    return 0;
+
+  if (!p->restart)
+  {
+    log(L_ERR "%s: shared memory %s was truncated by another process; restarting", p->p.name, name);
+    p->restart = 1;
+    ev_schedule(p->stop);
+  }
+  return 1;
 }
 
 /* After an update the engine refused: was it for lack of room in its region? */
@@ -527,6 +555,9 @@ lpmx_tick(timer *t)
   struct lpmx_proto *p = t->data;
   struct lpmx_header *h = p->x->hdr;
 
+  if (lpmx_lost(p))
+    return;
+
   __atomic_store_n(&h->heartbeat_ns, lpmx_now_ns(), __ATOMIC_RELAXED);
   lpmx_flush(p);
 
@@ -538,6 +569,10 @@ lpmx_tick(timer *t)
 
   p->dirty = 0;
   __atomic_fetch_add(&h->reuse_seq, 1, __ATOMIC_SEQ_CST);
+  /* Reuse stores (plain ones) must not be seen before the increment: on a
+   * weakly ordered CPU (arm64) the RMW alone does not keep them after it;
+   * the fence pairs with the reader's acquire fence before its second read */
+  __atomic_thread_fence(__ATOMIC_RELEASE);
   p->tick_no++;
 
   /* What was retired before the increment may be reused from now on */
@@ -621,6 +656,7 @@ lpmx_start(struct proto *P)
   p->flush = NULL;
   p->stop = NULL;
   p->space_failed = 0;
+  p->restart = 0;
 
   if (!(p->x = lpmx_export_open(P->pool, cf, P->name, err, sizeof(err))))
     return lpmx_start_fail(p, err);

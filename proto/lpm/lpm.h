@@ -96,6 +96,7 @@ struct lpmx_proto {
   u64 tick_no;				/* Reuse grace periods passed */
   u8 dirty;				/* Updates since the last tick */
   u8 space_failed;			/* A shared region could not grow: stopping */
+  u8 restart;				/* ... or was truncated: restarting */
   event *stop;				/* Stops the protocol (lpmx_space_failed()) */
   struct tbf rl;			/* Log rate limit */
 };

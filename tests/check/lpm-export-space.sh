@@ -6,6 +6,8 @@
 # the region cannot grow, so the protocol must stop with the error logged
 # and shown, bird and its other protocols must run on, and once nobody's
 # file is gone, `enable' must bring the exporter back with every route.
+# Then root truncates bird's live objects: bird must catch the SIGBUS of
+# its next access, restart the exporter with new objects and run on.
 . "$(dirname "$0")/../lib.sh"
 
 READER=$top/tools/lpm-reader/bird-lpm-reader
@@ -60,5 +62,16 @@ C enable x >/dev/null
 check "with room again, enable brings the exporter back" answers 100.78.31.1
 out=$(printf '100.0.0.1\n100.78.31.1\n100.%d.%d.1\n' $(((R - 1) / 256)) $(((R - 1) % 256)) | IN "$READER" $N lookup 2>&1)
 check "  with the routes exported" [ "$(grep -c "via 192.0.2.7" <<< "$out")" = 3 ]
+# Root truncates live regions: bird's next write or read there faults. It
+# must catch that, restart the protocol with new objects, and run on.
+for o in $N.ipv4 $N; do
+  IN truncate -s 0 /dev/shm/$o
+  C disable many >/dev/null; C enable many >/dev/null
+  for _ in $(seq 50); do grep -q "shared memory /$o was truncated" "$WORK/S.log" && break; sleep 0.1; done
+  check "/dev/shm/$o truncated under bird: bird runs on (SIGBUS caught)" kill -0 "$PID"
+  check "  the truncation is logged" grep -q "<ERR> x: shared memory /$o was truncated by another process; restarting" "$WORK/S.log"
+  check "  and the exporter restarts with every route" answers 100.78.31.1
+  check "  in objects of full size again" [ "$(IN stat -c %s /dev/shm/$o)" -gt 0 ]
+done
 C down >/dev/null
 finish
