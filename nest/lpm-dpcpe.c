@@ -714,13 +714,14 @@ dpcpe_get(const struct lpm_engine *e, const net_addr *n)
 }
 
 static uint
-dpcpe_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
+dpcpe_dump(const struct lpm_engine *e, struct lpm_route *r, uint max, u64 *pos)
 {
   struct dpcpe *x = (void *) e;
   struct dpcpe_pfx *sl = x->map.count ? dpcpe_map_slots(&x->map) : NULL;
   uint cnt = 0;
+  u64 i;
 
-  for (u32 i = 0; sl && (i < x->map.size) && (cnt < max); i++)
+  for (i = *pos; sl && (i < x->map.size) && (cnt < max); i++)
   {
     if (!sl[i].used)
       continue;
@@ -732,6 +733,7 @@ dpcpe_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
     r[cnt++].value = sl[i].val;
   }
 
+  *pos = i;
   return cnt;
 }
 

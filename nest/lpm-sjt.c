@@ -984,14 +984,15 @@ sjt_find(const struct lpm_engine *e, const net_addr *n)
 }
 
 static uint
-sjt_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
+sjt_dump(const struct lpm_engine *e, struct lpm_route *r, uint max, u64 *pos)
 {
   const struct sjt *t = SKIP_BACK(const struct sjt, e, e);
   const struct sjt_hash *h = &t->c.h;
   uint cnt = 0;
   ip6_addr a;
+  u64 i;
 
-  for (uint i = 0; h->slot && (i < (1U << h->order)) && (cnt < max); i++)
+  for (i = *pos; h->slot && (i < (1ULL << h->order)) && (cnt < max); i++)
   {
     const struct sjt_hslot *x = sjt_hash_at(h, i);
     if (!x->len)
@@ -1005,6 +1006,7 @@ sjt_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
     r[cnt++].value = x->val;
   }
 
+  *pos = i;
   return cnt;
 }
 

@@ -116,7 +116,9 @@ struct lpm_class {
   int (*build)(struct lpm_engine *e, const struct lpm_route *r, uint count);	/* Replace the whole contents */
   uint (*apply)(struct lpm_engine *e, struct lpm_change *c, uint count);	/* Optional: a batch in order; returns failures */
   u32 (*find)(const struct lpm_engine *e, const net_addr *n);			/* Exact prefix: its value, LPM_NONE if absent */
-  uint (*dump)(const struct lpm_engine *e, struct lpm_route *r, uint max);	/* The contents, at most @max routes, in no order */
+  /* The contents, at most @max routes, in no order, from position *@pos on
+   * (0: the start), which is left where the next call goes on */
+  uint (*dump)(const struct lpm_engine *e, struct lpm_route *r, uint max, u64 *pos);
   u32 (*lookup4)(const struct lpm_engine *e, ip4_addr a);
   u32 (*lookup6)(const struct lpm_engine *e, ip6_addr a);
   lpm_bulk4_fn *bulk4[LPM_VAR_MAX];	/* Batch lookups per variant; NULL: not implemented */
@@ -204,7 +206,11 @@ u32 lpm_match(const struct lpm_engine *e, const net_addr *n, net_addr *px);
 /* The prefixes held and their values (lpm_stats()' @prefixes of them), into
  * @r, at most @max; returns how many were written */
 static inline uint lpm_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
-{ return e->class->dump(e, r, max); }
+{ u64 pos = 0; return e->class->dump(e, r, max, &pos); }
+
+/* A dump in parts (CLI benchmarks dump in slices); one with fewer than @max is the last */
+static inline uint lpm_dump_from(const struct lpm_engine *e, struct lpm_route *r, uint max, u64 *pos)
+{ return e->class->dump(e, r, max, pos); }
 
 static inline int lpm_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
 { return e->class->build(e, r, count); }

@@ -144,7 +144,262 @@ bench_print(struct cli *c, const char *what, u64 ns, uint count)
 	     (uint) (1000 / per), (uint) (10000 / per) % 10);
 }
 
-#define BENCH_BATCH 256
+#define BENCH_BATCH	256
+#define BENCH_SLICE	(10 * 1000000ULL)	/* ns of work per loop cycle */
+#define BENCH_CHUNK	4096			/* lookups between clock reads */
+
+enum bench_step {
+  BS_DUMP,			/* The engine's prefixes */
+  BS_ADDR,			/* Addresses inside random prefixes */
+  BS_SINGLE,			/* Single engine lookups (the reference) */
+  BS_BATCH,			/* Batches of variant @var */
+  BS_ROUTE,			/* net_route() through the engine */
+  BS_FILTER,			/* net_route() without it */
+  BS_DONE,
+};
+
+struct bench {
+  rtable *t;			/* Locked while the benchmark runs */
+  struct rt_lpm *l;		/* Its engine when it began */
+  struct config *cf;		/* The config it began on */
+  pool *pool;
+  uint count, nn, cap;
+  u64 dump_pos;			/* BS_DUMP: where the engine's dump goes on */
+  uint bad;			/* Answers of this step that differ */
+  u64 updates;			/* The engine's updates when it began */
+  int v6;
+  enum bench_step step;
+  uint var, pos;
+  u64 ns;
+  struct lpm_route *r;		/* The engine's prefixes */
+  ip4_addr *a4;
+  ip6_addr *a6;
+  u32 *ref, *val;
+  uintptr_t sink;
+};
+
+static int
+bench_same(struct bench *b)
+{
+  struct lpm_stats st;
+  lpm_stats(b->l->e, &st);
+  return st.updates == b->updates;
+}
+
+static uint
+bench_next_var(struct bench *b, uint v)
+{
+  const struct lpm_class *k = b->l->e->class;
+  for (; v < LPM_VAR_MAX; v++)
+    if ((b->v6 ? !!k->bulk6[v] : !!k->bulk4[v]) && (lpm_variant_select(v, k->variants) == (int) v))
+      break;
+  return v;
+}
+
+static void
+bench_step(struct bench *b, enum bench_step s)
+{
+  b->step = s;
+  b->pos = 0;
+  b->ns = 0;
+  b->bad = 0;
+}
+
+static void
+bench_ops(struct bench *b, uint from, uint to)
+{
+  struct lpm_engine *e = b->l->e;
+  net_addr_union q;
+
+  switch (b->step)
+  {
+  case BS_DUMP:
+  {
+    uint want = MIN(to - from, b->cap - b->nn);
+    uint got = lpm_dump_from(e, b->r + b->nn, want, &b->dump_pos);
+    b->nn += got;
+    if (got < want)
+      b->cap = b->nn;		/* The dump is over */
+    break;
+  }
+
+  case BS_ADDR:
+    for (uint i = from; i < to; i++)
+    {
+      bench_addr(&q, &b->r[(uint) ((bench_rnd() >> 32) * b->nn >> 32)].n.n);
+      if (b->v6)
+	b->a6[i] = net6_prefix(&q.n);
+      else
+	b->a4[i] = net4_prefix(&q.n);
+    }
+    break;
+
+  case BS_SINGLE:
+    for (uint i = from; i < to; i++)
+      b->ref[i] = b->v6 ? lpm_lookup6(e, b->a6[i]) : lpm_lookup4(e, b->a4[i]);
+    break;
+
+  case BS_BATCH:
+    for (uint i = from; i < to; i += BENCH_BATCH)
+    {
+      uint k = MIN(BENCH_BATCH, to - i);
+      if (b->v6)
+	e->class->bulk6[b->var](e, b->a6 + i, b->val + i, k);
+      else
+	e->class->bulk4[b->var](e, b->a4 + i, b->val + i, k);
+    }
+    break;
+
+  case BS_ROUTE:
+    for (uint i = from; i < to; i++)
+      b->sink += (uintptr_t) net_route(b->t, bench_net(&q, b->v6, b->a4, b->a6, i));
+    break;
+
+  case BS_FILTER:
+    for (uint i = from; i < to; i++)
+      b->sink -= (uintptr_t) net_route(b->t, bench_net(&q, b->v6, b->a4, b->a6, i));
+    break;
+
+  default:
+    break;
+  }
+}
+
+/* The step's lookups in chunks until the slice is used up; 1: step done */
+static int
+bench_chunks(struct bench *b, u64 *budget)
+{
+  /* The filter path: the table without its engine for this slice only */
+  if (b->step == BS_FILTER)
+  {
+    b->t->lpm = NULL;
+    rt_lpm_sync_walk(b->t);
+  }
+
+  uint n = (b->step == BS_DUMP) ? ~0U : b->count;
+  while ((b->pos < n) && ((b->step != BS_DUMP) || (b->nn < b->cap)))
+  {
+    uint to = MIN(n, b->pos + BENCH_CHUNK);
+    u64 t0 = bench_now_ns();
+    bench_ops(b, b->pos, to);
+    u64 t1 = bench_now_ns();
+    if (b->step == BS_BATCH)
+      for (uint i = b->pos; i < to; i++)
+	b->bad += (b->val[i] != b->ref[i]);
+    u64 dt = bench_now_ns() - t0;
+    b->ns += t1 - t0;
+    b->pos = to;
+    if (dt >= *budget)
+    {
+      *budget = 0;
+      break;
+    }
+    *budget -= dt;
+  }
+
+  if (b->step == BS_FILTER)
+  {
+    b->t->lpm = b->l;
+    rt_lpm_sync_walk(b->t);
+  }
+  return (b->step == BS_DUMP) ? (b->nn >= b->cap) : (b->pos >= b->count);
+}
+
+/* One slice; 1: the benchmark is done */
+static int
+bench_slice(struct cli *c, struct bench *b)
+{
+  u64 budget = BENCH_SLICE;
+  struct lpm_engine *e = b->l->e;
+
+  while (budget)
+  {
+    if (b->step == BS_DONE)
+      return 1;
+    if (!bench_chunks(b, &budget))
+      return 0;
+
+    switch (b->step)
+    {
+    case BS_DUMP:
+      if (!b->nn)
+      {
+	cli_printf(c, -CLI_LPM, "  (the table lost its routes meanwhile)");
+	return 1;
+      }
+      cli_printf(c, -CLI_LPM, "Table %s: %u lookups of addresses inside its %u routed prefixes", b->t->name, b->count, b->nn);
+      bench_step(b, BS_ADDR);
+      break;
+
+    case BS_ADDR:
+      bench_step(b, BS_SINGLE);
+      break;
+
+    case BS_SINGLE:
+      bench_print(c, tmp_sprintf("%s, single lookups", e->class->name), b->ns, b->count);
+      b->var = bench_next_var(b, 0);
+      bench_step(b, (b->var < LPM_VAR_MAX) ? BS_BATCH : BS_ROUTE);
+      break;
+
+    case BS_BATCH:
+      bench_print(c, tmp_sprintf("%s, %s batches of %u%s", e->class->name, lpm_variant_names[b->var],
+				 BENCH_BATCH, (b->var == e->variant) ? " (in use)" : ""), b->ns, b->count);
+      if (b->bad && bench_same(b))
+	cli_printf(c, -CLI_LPM, "  MISMATCH: %u answers of %s differ from single lookups", b->bad, lpm_variant_names[b->var]);
+      uint v = bench_next_var(b, b->var + 1);
+      bench_step(b, (v < LPM_VAR_MAX) ? BS_BATCH : BS_ROUTE);
+      b->var = v;
+      break;
+
+    case BS_ROUTE:
+      bench_print(c, "net_route() through the engine", b->ns, b->count);
+      bench_step(b, BS_FILTER);
+      break;
+
+    case BS_FILTER:
+      bench_print(c, tmp_sprintf("net_route() without it (%s)",
+				 b->t->trie ? "stock trie walk" :
+				 b->t->fib.bloom->state == FIB_BLOOM_OFF ? "stock loop" : "filter path"), b->ns, b->count);
+      if (!bench_same(b))
+	cli_printf(c, -CLI_LPM, "  (the table changed meanwhile: answers not compared)");
+      else if (b->sink)
+	cli_printf(c, -CLI_LPM, "  MISMATCH: net_route() answers differ with and without the engine");
+      bench_step(b, BS_DONE);
+      break;
+
+    default:
+      break;
+    }
+  }
+  return b->step == BS_DONE;
+}
+
+static void
+bench_cleanup(struct cli *c)
+{
+  struct bench *b = c->rover;
+  rt_unlock_table(b->t);
+  rfree(b->pool);
+  c->rover = NULL;
+}
+
+static void
+bench_cont(struct cli *c)
+{
+  struct bench *b = c->rover;
+
+  if (b->cf != config)
+    cli_printf(c, 8004, "Stopped due to reconfiguration");
+  else if ((b->t->lpm != b->l) || b->l->stale)
+    cli_printf(c, 8004, "Stopped: the table's engine was replaced");
+  else if (!bench_slice(c, b))
+    return;
+  else
+    cli_printf(c, 0, "");
+
+  bench_cleanup(c);
+  c->cont = c->cleanup = NULL;
+}
 
 /**
  * rt_lpm_bench - time lookups inside the running daemon
@@ -152,11 +407,15 @@ bench_print(struct cli *c, const char *what, u64 ns, uint count)
  * @tc: table
  * @count: number of lookups
  *
- * Addresses inside random prefixes of the table (drawn from its nets with a
- * valid route), looked up by every batch variant of the table's engine this
- * CPU runs, by single engine lookups, and by net_route() without the engine
- * (the filter path). The daemon does nothing else meanwhile; answers are
- * checked against each other, so a wrong variant shows as a mismatch.
+ * Addresses inside random prefixes of the table (those its engine holds:
+ * nets with a valid best route), looked up by every batch variant of the
+ * table's engine this CPU runs, by single engine lookups, and by
+ * net_route() with and without the engine (the filter path). Answers are
+ * checked against each other, so a wrong variant shows as a mismatch. The
+ * lookups run in slices of at most %BENCH_SLICE through the CLI's
+ * continuation, so BIRD's loop goes on between them; each figure is the
+ * sum of its slices' times, and answers are compared only if the table did
+ * not change meanwhile.
  */
 void
 rt_lpm_bench(struct cli *c, struct rtable_config *tc, uint count)
@@ -171,100 +430,33 @@ rt_lpm_bench(struct cli *c, struct rtable_config *tc, uint count)
   if (l->roa)
     cf_error("Table %s is a ROA table: its engine answers ROA checks, timed by make bench", tc->name);
 
-  /* Nets with a valid route, then addresses inside random ones of them */
-  pool *p = rp_new(t->rp, "LPM benchmark");
-  uint nn = 0;
-  net **nets = mb_alloc(p, MAX(t->fib.entries, 1) * sizeof(net *));
-  FIB_WALK(&t->fib, net, n)
-  {
-    if (rte_is_valid(n->routes))
-      nets[nn++] = n;
-  }
-  FIB_WALK_END;
-
-  if (!nn)
-  {
-    rfree(p);
+  struct lpm_stats st;
+  lpm_stats(l->e, &st);
+  if (!st.prefixes)
     cf_error("Table %s has no routes", tc->name);
-  }
 
-  int v6 = (t->addr_type == NET_IP6);
-  ip4_addr *a4 = v6 ? NULL : mb_alloc(p, count * sizeof(ip4_addr));
-  ip6_addr *a6 = v6 ? mb_alloc(p, count * sizeof(ip6_addr)) : NULL;
-  u32 *ref = mb_alloc(p, count * sizeof(u32));
-  u32 *val = mb_alloc(p, count * sizeof(u32));
+  pool *p = rp_new(c->pool, "LPM benchmark");
+  struct bench *b = mb_allocz(p, sizeof(struct bench));
+  b->t = t;
+  b->l = l;
+  b->cf = config;
+  b->pool = p;
+  b->count = count;
+  b->updates = st.updates;
+  b->v6 = (t->addr_type == NET_IP6);
 
+  /* The engine's prefixes, dumped in slices */
+  b->cap = st.prefixes;
+  b->r = mb_alloc(p, b->cap * sizeof(struct lpm_route));
+  b->a4 = b->v6 ? NULL : mb_alloc(p, count * sizeof(ip4_addr));
+  b->a6 = b->v6 ? mb_alloc(p, count * sizeof(ip6_addr)) : NULL;
+  b->ref = mb_alloc(p, count * sizeof(u32));
+  b->val = mb_alloc(p, count * sizeof(u32));
   bench_rng = 0x9e3779b97f4a7c15ULL ^ current_time();
-  for (uint i = 0; i < count; i++)
-  {
-    net_addr_union q;
-    bench_addr(&q, nets[(uint) ((bench_rnd() >> 32) * nn >> 32)]->n.addr);
-    if (v6)
-      a6[i] = net6_prefix(&q.n);
-    else
-      a4[i] = net4_prefix(&q.n);
-  }
+  bench_step(b, BS_DUMP);
 
-  cli_printf(c, -CLI_LPM, "Table %s: %u lookups of addresses inside its %u routed prefixes", t->name, count, nn);
-
-  /* Single lookups: the reference answers */
-  u64 t0 = bench_now_ns();
-  for (uint i = 0; i < count; i++)
-    ref[i] = v6 ? lpm_lookup6(l->e, a6[i]) : lpm_lookup4(l->e, a4[i]);
-  bench_print(c, tmp_sprintf("%s, single lookups", l->e->class->name), bench_now_ns() - t0, count);
-
-  /* Batches, every variant this CPU runs */
-  for (uint v = 0; v < LPM_VAR_MAX; v++)
-  {
-    lpm_bulk4_fn *b4 = l->e->class->bulk4[v];
-    lpm_bulk6_fn *b6 = l->e->class->bulk6[v];
-    if ((v6 ? !b6 : !b4) || (lpm_variant_select(v, l->e->class->variants) != (int) v))
-      continue;
-
-    t0 = bench_now_ns();
-    for (uint i = 0; i < count; i += BENCH_BATCH)
-    {
-      uint k = MIN(BENCH_BATCH, count - i);
-      if (v6)
-	b6(l->e, a6 + i, val + i, k);
-      else
-	b4(l->e, a4 + i, val + i, k);
-    }
-    u64 dt = bench_now_ns() - t0;
-
-    uint bad = 0;
-    for (uint i = 0; i < count; i++)
-      bad += (val[i] != ref[i]);
-
-    bench_print(c, tmp_sprintf("%s, %s batches of %u%s", l->e->class->name, lpm_variant_names[v],
-			       BENCH_BATCH, (v == l->e->variant) ? " (in use)" : ""), dt, count);
-    if (bad)
-      cli_printf(c, -CLI_LPM, "  MISMATCH: %u answers of %s differ from single lookups", bad, lpm_variant_names[v]);
-  }
-
-  /* net_route() with the engine, and without it (the filter path) */
-  net_addr_union q;
-  uintptr_t sink = 0;
-  t0 = bench_now_ns();
-  for (uint i = 0; i < count; i++)
-    sink += (uintptr_t) net_route(t, bench_net(&q, v6, a4, a6, i));
-  bench_print(c, "net_route() through the engine", bench_now_ns() - t0, count);
-
-  t->lpm = NULL;
-  rt_lpm_sync_walk(t);
-  t0 = bench_now_ns();
-  for (uint i = 0; i < count; i++)
-    sink -= (uintptr_t) net_route(t, bench_net(&q, v6, a4, a6, i));
-  u64 dt = bench_now_ns() - t0;
-  t->lpm = l;
-  rt_lpm_sync_walk(t);
-  bench_print(c, tmp_sprintf("net_route() without it (%s)",
-			     t->trie ? "stock trie walk" :
-			     t->fib.bloom->state == FIB_BLOOM_OFF ? "stock loop" : "filter path"), dt, count);
-
-  if (sink)
-    cli_printf(c, -CLI_LPM, "  MISMATCH: net_route() answers differ with and without the engine");
-
-  rfree(p);
-  cli_msg(0, "");
+  rt_lock_table(t);
+  c->rover = b;
+  c->cont = bench_cont;
+  c->cleanup = bench_cleanup;
 }

@@ -657,6 +657,7 @@ lpmx_start(struct proto *P)
   p->stop = NULL;
   p->space_failed = 0;
   p->restart = 0;
+  p->run++;
 
   if (!(p->x = lpmx_export_open(P->pool, cf, P->name, err, sizeof(err))))
     return lpmx_start_fail(p, err);

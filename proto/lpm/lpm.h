@@ -97,6 +97,7 @@ struct lpmx_proto {
   u8 dirty;				/* Updates since the last tick */
   u8 space_failed;			/* A shared region could not grow: stopping */
   u8 restart;				/* ... or was truncated: restarting */
+  u32 run;				/* Starts so far (a benchmark tells a restart) */
   event *stop;				/* Stops the protocol (lpmx_space_failed()) */
   struct tbf rl;			/* Log rate limit */
 };
