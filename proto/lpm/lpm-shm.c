@@ -50,7 +50,7 @@
  *   - Memory that an update unlinks (engine rows, entries whose last
  *     prefix went) is not reused at once: bird does not know its readers,
  *     so it uses a grace period of its own making. Every tick (%LPMX_TICK)
- *     in which something was retired, bird increments @reuse_seq in the
+ *     that follows updates or retirements, bird increments @reuse_seq in the
  *     header (sequentially consistent, then a release fence, so that on a
  *     weakly ordered CPU no store of a reuse is seen before the increment)
  *     and only then makes reusable what

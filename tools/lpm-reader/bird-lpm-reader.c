@@ -267,7 +267,12 @@ follow(struct lpmr *r, double seconds, const struct addr *a, unsigned n)
   struct lpmr_status s;
   double until = now_s() + seconds;
   int stale = 0;
-  uint32_t nh[64];
+  uint32_t a4[64], nh[64], dest[64];
+  unsigned k = 0;
+
+  for (unsigned i = 0; (i < n) && (k < 64); i++)
+    if (!a[i].v6)
+      a4[k++] = a[i].a[0];
 
   lpmr_status(r, &s);
   printf("attached instance %016llx (bird pid %u)\n", (unsigned long long) s.instance, s.pid);
@@ -291,10 +296,24 @@ follow(struct lpmr *r, double seconds, const struct addr *a, unsigned n)
     }
     fflush(stdout);
 
-    /* Keep looking up meanwhile, as a data plane would */
-    for (unsigned i = 0; i < n && i < 64; i++)
-      if (!a[i].v6)
-	lpmr_lookup4(r, &a[i].a[0], &nh[i], 1);
+    /*
+     * Keep looking up meanwhile, as a data plane would: a batch and the
+     * entries its answers lead to, used only if bird cannot have reused
+     * one of them in between (the stamp taken after lpmr_check(), which
+     * may have remapped)
+     */
+    uint64_t stamp;
+    do {
+      stamp = lpmr_stamp(r);
+      lpmr_lookup4(r, a4, nh, k);
+      for (unsigned i = 0; i < k; i++)
+      {
+	const struct lpmx_nh *e = lpmr_nh(r, nh[i]);
+	dest[i] = e ? e->dest : 0;
+      }
+    } while (!lpmr_valid(r, stamp));
+    for (unsigned i = 0; i < k; i++)
+      sink += dest[i];
     usleep(20000);
   }
 

@@ -19,7 +19,10 @@
  *
  * Every batch runs between two reads of the header's reuse seqlock and is
  * repeated if the seqlock moved (proto/lpm/lpm-shm.c); batches are cut to
- * %LPMR_CHUNK addresses so a repetition stays cheap.
+ * %LPMR_CHUNK addresses so a repetition stays cheap. The next-hop entries
+ * of the answers are read later, by the caller: lpmr_stamp() and
+ * lpmr_valid() give it the same seqlock around its lookups and reads, and
+ * lpmr_route4() / lpmr_route6() do both for one address.
  */
 
 #include "nest/bird.h"
@@ -390,8 +393,42 @@ lpmr_nh(const struct lpmr *r, uint32_t i)
   return (i < r->nh_max) ? &r->nh[i] : NULL;
 }
 
-static uint32_t
-lpmr_answer(struct lpmr *r, int v6, const uint32_t *a, char *buf, unsigned size)
+/**
+ * lpmr_stamp - a stamp to take before a batch whose entries will be read
+ * @r: reader
+ *
+ * The reuse seqlock as it is now (acquire: the lookups and entry reads
+ * that follow cannot be done before it). See lpmr_valid().
+ */
+uint64_t
+lpmr_stamp(const struct lpmr *r)
+{
+  return lpmr_seq_begin(r);
+}
+
+/**
+ * lpmr_valid - may what was read since a stamp be used?
+ * @r: reader
+ * @stamp: from lpmr_stamp() before the lookups
+ *
+ * After the caller has read the entries it needs: 1 if bird cannot have
+ * reused any entry since @stamp, 0 (counted as a repeated batch) if the
+ * caller must look up and read again. The check is the one every batch of
+ * this file ends with, the reads before it ordered by an acquire fence.
+ */
+int
+lpmr_valid(struct lpmr *r, uint64_t stamp)
+{
+  return !lpmr_seq_retry(r, stamp);
+}
+
+/*
+ * One address looked up and its entry copied into *@nh, under the seqlock:
+ * the index as the engine answered it, *@nh zeroed unless that is an entry
+ * of the table. The one loop behind lpmr_route*() and lpmr_answer*().
+ */
+static u32
+lpmr_route(struct lpmr *r, int v6, const uint32_t *a, struct lpmx_nh *nh)
 {
   u32 v;
   u64 s;
@@ -405,15 +442,62 @@ lpmr_answer(struct lpmr *r, int v6, const uint32_t *a, char *buf, unsigned size)
     else
       v = sjt_view_lookup4(&r->v[0], *a);
 
-    struct lpmx_nh e;
-    if (v != LPMR_NONE && v < r->nh_max)
-    {
-      memcpy(&e, &r->nh[v], sizeof(e));
-      lpmx_nh_format(buf, size, &e);
-    }
+    if ((v != LPMR_NONE) && (v < r->nh_max))
+      memcpy(nh, &r->nh[v], sizeof(*nh));
     else
-      snprintf(buf, size, "-");
+      memset(nh, 0, sizeof(*nh));
   } while (lpmr_seq_retry(r, s));
+
+  return v;
+}
+
+static inline int
+lpmr_nh_in(const struct lpmr *r, u32 v)
+{
+  return (v != LPMR_NONE) && (v < r->nh_max);
+}
+
+/**
+ * lpmr_route4 - one IPv4 address and its entry, read consistently
+ * @r: reader
+ * @a: address
+ * @nh: set to a copy of the entry, zeroed if there is none
+ *
+ * Returns the next-hop index, or %LPMR_NONE if there is no route (an index
+ * beyond the table, from a damaged export, counts as none).
+ */
+uint32_t
+lpmr_route4(struct lpmr *r, uint32_t a, struct lpmx_nh *nh)
+{
+  u32 v = lpmr_route(r, 0, &a, nh);
+  return lpmr_nh_in(r, v) ? v : LPMR_NONE;
+}
+
+/**
+ * lpmr_route6 - one IPv6 address and its entry, read consistently
+ * @r: reader
+ * @a: address
+ * @nh: set to a copy of the entry, zeroed if there is none
+ *
+ * As lpmr_route4().
+ */
+uint32_t
+lpmr_route6(struct lpmr *r, const uint32_t a[4], struct lpmx_nh *nh)
+{
+  u32 v = lpmr_route(r, 1, a, nh);
+  return lpmr_nh_in(r, v) ? v : LPMR_NONE;
+}
+
+static uint32_t
+lpmr_answer(struct lpmr *r, int v6, const uint32_t *a, char *buf, unsigned size)
+{
+  struct lpmx_nh e;
+  u32 v = lpmr_route(r, v6, a, &e);
+
+  if (lpmr_nh_in(r, v))
+    lpmx_nh_format(buf, size, &e);
+  else
+    snprintf(buf, size, "-");
 
   return v;
 }

@@ -19,8 +19,10 @@
  * Addresses are in host byte order: IPv4 as one uint32_t, IPv6 as four
  * uint32_t words, most significant first (bird's ip4_addr / ip6_addr).
  * Answers are next-hop indices (LPMR_NONE: no route); lpmr_nh() gives the
- * entry. One reader per thread; the functions are not thread-safe on one
- * struct lpmr.
+ * entry, which bird may reuse for another next-hop set once no prefix leads
+ * to it any more: a batch's entries are read between lpmr_stamp() and
+ * lpmr_valid(), a single address's with lpmr_route4() / lpmr_route6(). One
+ * reader per thread; the functions are not thread-safe on one struct lpmr.
  */
 
 #include <stddef.h>
@@ -85,8 +87,39 @@ void lpmr_lookup6(struct lpmr *r, const uint32_t (*a)[4], uint32_t *nh, unsigned
 uint32_t lpmr_answer4(struct lpmr *r, uint32_t a, char *buf, unsigned size);
 uint32_t lpmr_answer6(struct lpmr *r, const uint32_t a[4], char *buf, unsigned size);
 
-/* The entry of an index from a lookup (valid until the next reuse) */
+/*
+ * One address looked up and its entry copied into *@nh, both read under one
+ * stamp (repeated if bird reused entries meanwhile), so the entry is the one
+ * the index stood for: the index, or LPMR_NONE with *@nh zeroed if there is
+ * no route.
+ */
+uint32_t lpmr_route4(struct lpmr *r, uint32_t a, struct lpmx_nh *nh);
+uint32_t lpmr_route6(struct lpmr *r, const uint32_t a[4], struct lpmx_nh *nh);
+
+/*
+ * The entry of an index from a lookup, in the mapping itself (NULL for an
+ * index beyond the table). bird reuses an entry for another next-hop set a
+ * tick after its last prefix went (proto/lpm/lpm-shm.c), and nothing tells
+ * a caller that reads it after the lookup: read the entries of a batch's
+ * answers between lpmr_stamp() and lpmr_valid() below.
+ */
 const struct lpmx_nh *lpmr_nh(const struct lpmr *r, uint32_t i);
+
+/*
+ * Reading entries consistently with the lookups that led to them: take a
+ * stamp before the batch, look up, read (copy) the entries needed, then ask
+ * lpmr_valid(). 1: no entry can have been reused since the stamp, so what
+ * was read is what the answers meant; 0: bird may have reused some (counted
+ * as a repeated batch in lpmr_status()), look up and read again. bird moves
+ * the stamp at most once a tick (the header's tick_ms, 10 ms), and only in
+ * ticks after changes, so a span far shorter than a tick is almost never
+ * repeated; a longer one may be repeated for as long as routes change.
+ * Use a copy only after lpmr_valid() said 1. A stamp belongs to the
+ * mapping: after lpmr_check() remapped (returned 1), pointers from
+ * lpmr_nh() are gone and a stamp taken before means nothing.
+ */
+uint64_t lpmr_stamp(const struct lpmr *r);
+int lpmr_valid(struct lpmr *r, uint64_t stamp);
 
 void lpmr_status(const struct lpmr *r, struct lpmr_status *s);
 
