@@ -46,9 +46,10 @@ sjt_view_init(struct sjt_view *v, const void *region)
       !h->levels || (h->levels > SJT_MAX_LEVELS))
     return -1;
 
-  /* The root row and every element a link may reach lie within @elements_max */
+  /* The root row and every element a link may reach lie within @elements_max;
+   * elements are aligned words */
   if ((h->elements_max > (1ULL << 31)) || (h->stride[0] > 31) ||
-      (h->elements_max < (1ULL << h->stride[0])))
+      (h->elements_max < (1ULL << h->stride[0])) || (h->elements_offset % sizeof(u32)))
     return -1;
 
   memset(v, 0, sizeof(*v));

@@ -223,7 +223,7 @@ lpmr_open_owner(const char *name, long owner, int *code, char *err, size_t errsi
     *code = LPMR_ENOENT;
     goto fail;
   }
-  if ((h->nh_size != sizeof(struct lpmx_nh)) ||
+  if ((h->nh_size != sizeof(struct lpmx_nh)) || (h->nh_offset % _Alignof(struct lpmx_nh)) ||
       ((u64) h->nh_offset + (u64) h->nh_max * h->nh_size > r->x.size))
   {
     snprintf(err, errsize, "/dev/shm/%s: next-hop table does not fit its region", name);
