@@ -165,6 +165,18 @@ static struct resclass lpm_region_class = {
   .memsize = lpm_region_memsize,
 };
 
+/* A region for @base (ralloc() zeroes the rest): a private one counts as reserved */
+static struct lpm_region *
+lpm_region_alloc(pool *p, void *base, size_t size, int fd)
+{
+  struct lpm_region *g = ralloc(p, &lpm_region_class);
+  g->base = base;
+  g->size = size;
+  g->reserved = (fd < 0) ? size : 0;
+  g->fd = fd;
+  return g;
+}
+
 /**
  * lpm_region_new - reserve lookup memory
  * @p: pool to own it
@@ -182,15 +194,7 @@ lpm_region_new(pool *p, size_t size)
   if (base == MAP_FAILED)
     return NULL;
 
-  struct lpm_region *g = ralloc(p, &lpm_region_class);
-  g->base = base;
-  g->size = size;
-  g->used = 0;
-  g->reserve_errno = 0;
-  g->lost = 0;
-  g->reserved = size;
-  g->fd = -1;
-  return g;
+  return lpm_region_alloc(p, base, size, -1);
 }
 
 /**
@@ -239,14 +243,7 @@ lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid)
     return NULL;
   }
 
-  struct lpm_region *g = ralloc(p, &lpm_region_class);
-  g->base = base;
-  g->size = size;
-  g->used = 0;
-  g->reserve_errno = 0;
-  g->lost = 0;
-  g->reserved = 0;
-  g->fd = fd;
+  struct lpm_region *g = lpm_region_alloc(p, base, size, fd);
   g->shm_name = mb_alloc(p, strlen(name) + 1);
   strcpy(g->shm_name, name);
   g->shm_ino = st.st_ino;
