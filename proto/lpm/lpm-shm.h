@@ -14,7 +14,7 @@
  *
  * An export named N consists of POSIX shared-memory objects:
  *   /N		the exporter region: &lpmx_header, then the next-hop table
- *   /N.ipv4	the simd engine's lookup region for IPv4 (nest/lpm-sjt.h)
+ *   /N.ipv4	the simd engine's lookup region for IPv4 (nest/lpm-simd.h)
  *   /N.ipv6	the same for IPv6
  *   /N.lock	held (flock) by the bird that owns the name, for its lifetime
  *

@@ -253,7 +253,7 @@ h[FAM + 80] = 0
 open("/dev/shm/" + name, "wb").write(h)
 r = bytearray(open("/dev/shm/" + reg, "rb").read(4096))
 if emax != "-":
-    struct.pack_into("<Q", r, 24, int(emax))   # struct sjt_header: elements_max
+    struct.pack_into("<Q", r, 24, int(emax))   # struct simd_header: elements_max
 if s1 != "-":
     r[32 + 1] = int(s1)                        # stride[1]
 els = int(emax) if emax != "-" else 2048

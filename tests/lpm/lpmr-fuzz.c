@@ -23,7 +23,7 @@
 #define _GNU_SOURCE			/* SEEK_DATA, SEEK_HOLE */
 
 #include "tools/lpm-reader/lpm-reader.h"
-#include "nest/lpm-sjt.h"
+#include "nest/lpm-simd.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -196,7 +196,7 @@ mutate(const char *fuzz)
   int f = 1 + rnd_below(2);		/* An engine region */
   if (!base[f].len)
     f = 3 - f;
-  const struct sjt_header *s = (const void *) base[f].data;
+  const struct simd_header *s = (const void *) base[f].data;
 
   switch (rnd_below(9))
   {
@@ -212,7 +212,7 @@ mutate(const char *fuzz)
     for (int i = 1 + rnd_below(4); i; i--)
     {
       unsigned char c = rnd();
-      put(f, rnd_below(sizeof(struct sjt_header)), &c, 1);
+      put(f, rnd_below(sizeof(struct simd_header)), &c, 1);
     }
     return "simd header bytes";
 
@@ -228,17 +228,17 @@ mutate(const char *fuzz)
   case 3:				/* Hostile strides and levels */
   {
     unsigned char st = (rnd() & 1) ? 32 : rnd_below(40);
-    put(f, HDR(sjt_header, stride) + rnd_below(SJT_MAX_LEVELS), &st, 1);
+    put(f, HDR(simd_header, stride) + rnd_below(SIMD_MAX_LEVELS), &st, 1);
     if (rnd() & 1)
-      put32(f, HDR(sjt_header, levels), rnd_below(SJT_MAX_LEVELS + 3));
+      put32(f, HDR(simd_header, levels), rnd_below(SIMD_MAX_LEVELS + 3));
     return "strides and levels";
   }
 
   case 4:				/* Element counts and offsets */
     if (rnd() & 1)
-      put64(f, HDR(sjt_header, elements_max), (rnd() & 1) ? rnd() : (uint64_t) 1 << rnd_below(34));
+      put64(f, HDR(simd_header, elements_max), (rnd() & 1) ? rnd() : (uint64_t) 1 << rnd_below(34));
     else
-      put32(f, HDR(sjt_header, elements_offset), (rnd() & 1) ? rnd() : rnd_below(base[f].size + 8192));
+      put32(f, HDR(simd_header, elements_offset), (rnd() & 1) ? rnd() : rnd_below(base[f].size + 8192));
     return "element counts and offsets";
 
   case 5:				/* Next-hop table bounds */

@@ -47,7 +47,7 @@
 #include "test/bt-utils.h"
 
 #include "nest/lpm.h"
-#include "nest/lpm-sjt.h"
+#include "nest/lpm-simd.h"
 #include "lib/string.h"
 
 #include <pthread.h>
@@ -1115,19 +1115,19 @@ cmd_bench(const char *table, const char *dir, const char *updates)
 	if (lpm_build(e, r, ntab) < 0)
 	  die("build failed");
       }
-      struct sjt_info i0, i1;
-      int sjt = !strcmp(cls->name, "simd");
-      if (sjt)
-	sjt_get_info(e, &i0);
+      struct simd_info i0, i1;
+      int simd = !strcmp(cls->name, "simd");
+      if (simd)
+	simd_get_info(e, &i0);
       double t = now();
       for (uint i = 0; i < nupd; i++)
 	if (apply(e, &upd[i]) < 0)
 	  die("update failed");
       tu[k] = now() - t;
-      if (sjt && !k)
+      if (simd && !k)
       {
 	/* Stores into live lookup memory: what a concurrent reader can feel */
-	sjt_get_info(e, &i1);
+	simd_get_info(e, &i1);
 	key("updates.element_writes", "%lu", (ulong) (i1.writes - i0.writes));
 	key("updates.element_writes_per_update", "%.1f", (double) (i1.writes - i0.writes) / MAX(nupd, 1U));
       }
@@ -1224,7 +1224,7 @@ region_huge_kb(const struct lpm_engine *e)
 {
   if (strcmp(cls->name, "simd"))
     return -1;
-  ulong base = (ulong) sjt_region_base(e), lo, hi;
+  ulong base = (ulong) simd_region_base(e), lo, hi;
   char line[256];
   FILE *f = fopen("/proc/self/smaps", "r");
   long kb = -1;
@@ -1271,9 +1271,9 @@ cmd_plans(const char *table, char **plans, uint np)
   double tb[np], tin[np][5], tany[np][5], tsc[np][5];
   for (uint i = 0; i < np; i++)
   {
-    u8 st[SJT_MAX_LEVELS];
-    int n = sjt_plan_parse(plans[i], st, SJT_MAX_LEVELS);
-    es[i] = (n > 0) ? sjt_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n) : NULL;
+    u8 st[SIMD_MAX_LEVELS];
+    int n = simd_plan_parse(plans[i], st, SIMD_MAX_LEVELS);
+    es[i] = (n > 0) ? simd_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n) : NULL;
     if (!es[i])
       continue;
     double t = now();
@@ -1301,8 +1301,8 @@ cmd_plans(const char *table, char **plans, uint np)
       continue;
     }
 
-    struct sjt_info inf;
-    sjt_get_info(e, &inf);
+    struct simd_info inf;
+    simd_get_info(e, &inf);
     u64 mem = (1ULL << inf.stride[0]) * 4;
     char rows[256] = "";
     for (uint k = 1; k < inf.levels; k++)

@@ -10,9 +10,9 @@
  *
  * Maps the objects of an export read-only and answers lookups with the
  * simd engine's lookup code itself: this file is compiled with BIRD's
- * headers (for its address types and the view layout of nest/lpm-sjt.h)
- * and linked with nest/lpm-sjt-scalar.c, sysdep/x86/lpm-sjt-avx2.c,
- * sysdep/x86/lpm-sjt-avx512.c and sysdep/x86/cpu.c, unchanged, so bird and
+ * headers (for its address types and the view layout of nest/lpm-simd.h)
+ * and linked with nest/lpm-simd-scalar.c, sysdep/x86/lpm-simd-avx2.c,
+ * sysdep/x86/lpm-simd-avx512.c and sysdep/x86/cpu.c, unchanged, so bird and
  * its readers cannot disagree about the layout or the walk. The only BIRD
  * symbol those files need beyond headers is the table of variant names,
  * defined here.
@@ -26,7 +26,7 @@
  */
 
 #include "nest/bird.h"
-#include "nest/lpm-sjt.h"
+#include "nest/lpm-simd.h"
 
 #include "tools/lpm-reader/lpm-reader.h"
 
@@ -50,11 +50,11 @@ const char * const lpm_variant_names[LPM_VAR_MAX] = {
   [LPM_VAR_AVX512] = "avx512",
 };
 
-typedef void lpmr_bulk4_fn(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n);
-typedef void lpmr_bulk6_fn(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n);
+typedef void lpmr_bulk4_fn(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n);
+typedef void lpmr_bulk6_fn(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n);
 
-static lpmr_bulk4_fn * const lpmr_bulk4[LPM_VAR_MAX] = { sjt_bulk4_scalar, sjt_bulk4_avx2, sjt_bulk4_avx512 };
-static lpmr_bulk6_fn * const lpmr_bulk6[LPM_VAR_MAX] = { sjt_bulk6_scalar, sjt_bulk6_avx2, sjt_bulk6_avx512 };
+static lpmr_bulk4_fn * const lpmr_bulk4[LPM_VAR_MAX] = { simd_bulk4_scalar, simd_bulk4_avx2, simd_bulk4_avx512 };
+static lpmr_bulk6_fn * const lpmr_bulk6[LPM_VAR_MAX] = { simd_bulk6_scalar, simd_bulk6_avx2, simd_bulk6_avx512 };
 
 struct lpmr_map {
   void *base;
@@ -68,7 +68,7 @@ struct lpmr {
   const struct lpmx_header *h;
   const struct lpmx_nh *nh;
   u32 nh_max;				/* Entries of @nh, checked against the region at open */
-  struct sjt_view v[2];
+  struct simd_view v[2];
   int has[2];
   int variant;
   u64 retries;
@@ -254,21 +254,21 @@ lpmr_open_owner(const char *name, long owner, int *code, char *err, size_t errsi
     if ((*code = lpmr_map(&r->fam[i], region, owner, err, errsize)) < 0)
       goto fail;
 
-    const struct sjt_header *s = r->fam[i].base;
-    if ((r->fam[i].size < SJT_HEADER_SIZE) || (s->magic != SJT_MAGIC))
+    const struct simd_header *s = r->fam[i].base;
+    if ((r->fam[i].size < SIMD_HEADER_SIZE) || (s->magic != SIMD_MAGIC))
     {
       snprintf(err, errsize, "%s is not a simd engine region", region);
       *code = LPMR_EFORMAT;
       goto fail;
     }
-    if (s->version != SJT_VERSION)
+    if (s->version != SIMD_VERSION)
     {
       snprintf(err, errsize, "layout version mismatch: %s has simd layout version %u, this reader reads version %u",
-	       region, s->version, SJT_VERSION);
+	       region, s->version, SIMD_VERSION);
       *code = LPMR_EVERSION;
       goto fail;
     }
-    if ((sjt_view_init(&r->v[i], r->fam[i].base) < 0) ||
+    if ((simd_view_init(&r->v[i], r->fam[i].base) < 0) ||
 	(s->elements_offset > r->fam[i].size) ||
 	(s->elements_max > (r->fam[i].size - s->elements_offset) / 4))
     {
@@ -438,9 +438,9 @@ lpmr_route(struct lpmr *r, int v6, const uint32_t *a, struct lpmx_nh *nh)
     if (!r->has[v6])
       v = LPMR_NONE;
     else if (v6)
-      v = sjt_view_lookup6(&r->v[1], (const ip6_addr *) a);
+      v = simd_view_lookup6(&r->v[1], (const ip6_addr *) a);
     else
-      v = sjt_view_lookup4(&r->v[0], *a);
+      v = simd_view_lookup4(&r->v[0], *a);
 
     if ((v != LPMR_NONE) && (v < r->nh_max))
       memcpy(nh, &r->nh[v], sizeof(*nh));

@@ -5,9 +5,9 @@
 # the library (tests/lpm/lpmr-fuzz.c).
 LPMR_MAIN ?= $(LPMR_TOP)/tools/lpm-reader/bird-lpm-reader.c
 LPMR_SRC := $(LPMR_MAIN) $(LPMR_TOP)/tools/lpm-reader/lpm-reader.c \
-  nest/lpm-sjt-scalar.c sysdep/x86/lpm-sjt-avx2.c sysdep/x86/lpm-sjt-avx512.c sysdep/x86/cpu.c \
+  nest/lpm-simd-scalar.c sysdep/x86/lpm-simd-avx2.c sysdep/x86/lpm-simd-avx512.c sysdep/x86/cpu.c \
   proto/lpm/lpm-format.c
 
-$(LPMR_OUT): $(LPMR_SRC) $(LPMR_TOP)/tools/lpm-reader/lpm-reader.h proto/lpm/lpm-shm.h nest/lpm-sjt.h | prepare
+$(LPMR_OUT): $(LPMR_SRC) $(LPMR_TOP)/tools/lpm-reader/lpm-reader.h proto/lpm/lpm-shm.h nest/lpm-simd.h | prepare
 	$(E)echo LD $@
 	$(Q)$(CC) $(CFLAGS) -I$(LPMR_TOP) -o $@ $(LPMR_SRC)

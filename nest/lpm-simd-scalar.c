@@ -22,28 +22,28 @@
  */
 
 #include "nest/bird.h"
-#include "nest/lpm-sjt.h"
+#include "nest/lpm-simd.h"
 
-#define SJT_GROUP	16
-#define SJT_UNROLL	_Pragma("GCC unroll 16")
+#define SIMD_GROUP	16
+#define SIMD_UNROLL	_Pragma("GCC unroll 16")
 
 /* All ones if @e links to a row; a mask, so that no branch is taken per lane */
-static inline u32 sjt_link_mask(u32 e) { return ~(u32) ((s32) e >> 31); }
+static inline u32 simd_link_mask(u32 e) { return ~(u32) ((s32) e >> 31); }
 
 /**
- * sjt_view_init - view of a state-jump table
+ * simd_view_init - view of a state-jump table
  * @v: view to fill
- * @region: start of the region (its &sjt_header)
+ * @region: start of the region (its &simd_header)
  *
  * Returns 0, or -1 if the header is not one this code can read.
  */
 int
-sjt_view_init(struct sjt_view *v, const void *region)
+simd_view_init(struct simd_view *v, const void *region)
 {
-  const struct sjt_header *h = region;
+  const struct simd_header *h = region;
 
-  if ((h->magic != SJT_MAGIC) || (h->version != SJT_VERSION) ||
-      !h->levels || (h->levels > SJT_MAX_LEVELS))
+  if ((h->magic != SIMD_MAGIC) || (h->version != SIMD_VERSION) ||
+      !h->levels || (h->levels > SIMD_MAX_LEVELS))
     return -1;
 
   /* The root row and every element a link may reach lie within @elements_max;
@@ -75,17 +75,17 @@ sjt_view_init(struct sjt_view *v, const void *region)
 }
 
 void
-sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
+simd_bulk4_scalar(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n)
 {
   const u32 *m = v->mem;
   uint i = 0;
 
-  for (; i + SJT_GROUP <= n; i += SJT_GROUP)
+  for (; i + SIMD_GROUP <= n; i += SIMD_GROUP)
   {
-    u32 x[SJT_GROUP], e[SJT_GROUP];
+    u32 x[SIMD_GROUP], e[SIMD_GROUP];
 
-    SJT_UNROLL
-    for (uint j = 0; j < SJT_GROUP; j++)
+    SIMD_UNROLL
+    for (uint j = 0; j < SIMD_GROUP; j++)
     {
       x[j] = ip4_to_u32(a[i + j]);
       e[j] = m[x[j] >> v->shift[0]];
@@ -94,66 +94,66 @@ sjt_bulk4_scalar(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
     for (uint k = 1; k < v->levels; k++)
     {
       u32 links = 0;
-      for (uint j = 0; j < SJT_GROUP; j++)
+      for (uint j = 0; j < SIMD_GROUP; j++)
 	links |= ~e[j];
-      if (!(links & SJT_LEAF))
+      if (!(links & SIMD_LEAF))
 	break;
 
       uint sh = v->shift[k], mk = v->mask[k];
-      SJT_UNROLL
-      for (uint j = 0; j < SJT_GROUP; j++)
+      SIMD_UNROLL
+      for (uint j = 0; j < SIMD_GROUP; j++)
       {
-	u32 l = sjt_link_mask(e[j]);
+	u32 l = simd_link_mask(e[j]);
 	u32 y = m[MIN((e[j] + ((x[j] >> sh) & mk)) & l, v->last)];
 	e[j] = (y & l) | (e[j] & ~l);
       }
     }
 
-    for (uint j = 0; j < SJT_GROUP; j++)
-      val[i + j] = sjt_value(e[j]);
+    for (uint j = 0; j < SIMD_GROUP; j++)
+      val[i + j] = simd_value(e[j]);
   }
 
   for (; i < n; i++)
-    val[i] = sjt_view_lookup4(v, ip4_to_u32(a[i]));
+    val[i] = simd_view_lookup4(v, ip4_to_u32(a[i]));
 }
 
 void
-sjt_bulk6_scalar(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
+simd_bulk6_scalar(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n)
 {
   const u32 *m = v->mem;
   uint i = 0;
 
-  for (; i + SJT_GROUP <= n; i += SJT_GROUP)
+  for (; i + SIMD_GROUP <= n; i += SIMD_GROUP)
   {
-    u32 e[SJT_GROUP];
+    u32 e[SIMD_GROUP];
     const ip6_addr *g = a + i;
 
-    SJT_UNROLL
-    for (uint j = 0; j < SJT_GROUP; j++)
+    SIMD_UNROLL
+    for (uint j = 0; j < SIMD_GROUP; j++)
       e[j] = m[g[j].addr[0] >> v->shift[0]];
 
     for (uint k = 1; k < v->levels; k++)
     {
       u32 links = 0;
-      for (uint j = 0; j < SJT_GROUP; j++)
+      for (uint j = 0; j < SIMD_GROUP; j++)
 	links |= ~e[j];
-      if (!(links & SJT_LEAF))
+      if (!(links & SIMD_LEAF))
 	break;
 
       uint w = v->word[k], sh = v->shift[k], mk = v->mask[k];
-      SJT_UNROLL
-      for (uint j = 0; j < SJT_GROUP; j++)
+      SIMD_UNROLL
+      for (uint j = 0; j < SIMD_GROUP; j++)
       {
-	u32 l = sjt_link_mask(e[j]);
+	u32 l = simd_link_mask(e[j]);
 	u32 y = m[MIN((e[j] + ((g[j].addr[w] >> sh) & mk)) & l, v->last)];
 	e[j] = (y & l) | (e[j] & ~l);
       }
     }
 
-    for (uint j = 0; j < SJT_GROUP; j++)
-      val[i + j] = sjt_value(e[j]);
+    for (uint j = 0; j < SIMD_GROUP; j++)
+      val[i + j] = simd_value(e[j]);
   }
 
   for (; i < n; i++)
-    val[i] = sjt_view_lookup6(v, &a[i]);
+    val[i] = simd_view_lookup6(v, &a[i]);
 }

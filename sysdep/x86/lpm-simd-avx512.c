@@ -24,40 +24,40 @@
  */
 
 #include "nest/bird.h"
-#include "nest/lpm-sjt.h"
+#include "nest/lpm-simd.h"
 
 #include <immintrin.h>
 
-#define SJT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#define SJT_WIDE 8		/* Vectors processed side by side in a wide batch */
-#define SJT_UNROLL _Pragma("GCC unroll 8")	/* Keep them in registers */
+#define SIMD_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define SIMD_WIDE 8		/* Vectors processed side by side in a wide batch */
+#define SIMD_UNROLL _Pragma("GCC unroll 8")	/* Keep them in registers */
 
-static const u32 sjt_tr01[16] = { 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29 };
-static const u32 sjt_tr23[16] = { 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31 };
+static const u32 simd_tr01[16] = { 0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29 };
+static const u32 simd_tr23[16] = { 2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31 };
 
-SJT_AVX512 static inline __m512i
-sjt_bits16(__m512i w, const struct sjt_view *v, uint k)
+SIMD_AVX512 static inline __m512i
+simd_bits16(__m512i w, const struct simd_view *v, uint k)
 {
   return _mm512_and_si512(_mm512_srl_epi32(w, _mm_cvtsi32_si128(v->shift[k])),
 			  _mm512_set1_epi32(v->mask[k]));
 }
 
 /* 32 IPv4 lookups, lanes in @k0/@k1 only */
-SJT_AVX512 static inline void
-sjt_run4(const struct sjt_view *v, __m512i a0, __m512i a1, __mmask16 k0, __mmask16 k1,
+SIMD_AVX512 static inline void
+simd_run4(const struct simd_view *v, __m512i a0, __m512i a1, __mmask16 k0, __mmask16 k1,
 	 __m512i *r0, __m512i *r1)
 {
   const int *m = (const int *) v->mem;
   const __m512i zero = _mm512_setzero_si512();
-  __m512i e0 = _mm512_mask_i32gather_epi32(zero, k0, sjt_bits16(a0, v, 0), m, 4);
-  __m512i e1 = _mm512_mask_i32gather_epi32(zero, k1, sjt_bits16(a1, v, 0), m, 4);
+  __m512i e0 = _mm512_mask_i32gather_epi32(zero, k0, simd_bits16(a0, v, 0), m, 4);
+  __m512i e1 = _mm512_mask_i32gather_epi32(zero, k1, simd_bits16(a1, v, 0), m, 4);
   k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
   k1 = _mm512_mask_cmpge_epi32_mask(k1, e1, zero);
 
   for (uint l = 1; (l < v->levels) && (k0 | k1); l++)
   {
-    __m512i x0 = _mm512_min_epu32(_mm512_add_epi32(e0, sjt_bits16(a0, v, l)), _mm512_set1_epi32(v->last));
-    __m512i x1 = _mm512_min_epu32(_mm512_add_epi32(e1, sjt_bits16(a1, v, l)), _mm512_set1_epi32(v->last));
+    __m512i x0 = _mm512_min_epu32(_mm512_add_epi32(e0, simd_bits16(a0, v, l)), _mm512_set1_epi32(v->last));
+    __m512i x1 = _mm512_min_epu32(_mm512_add_epi32(e1, simd_bits16(a1, v, l)), _mm512_set1_epi32(v->last));
     e0 = _mm512_mask_i32gather_epi32(e0, k0, x0, m, 4);
     e1 = _mm512_mask_i32gather_epi32(e1, k1, x1, m, 4);
     k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
@@ -73,54 +73,54 @@ sjt_run4(const struct sjt_view *v, __m512i a0, __m512i a1, __mmask16 k0, __mmask
  * 128 IPv4 lookups level by level: the eight gathers of a level do not
  * depend on each other, so up to 128 loads are in flight.
  */
-SJT_AVX512 static inline void
-sjt_wide4(const struct sjt_view *v, const ip4_addr *a, u32 *val)
+SIMD_AVX512 static inline void
+simd_wide4(const struct simd_view *v, const ip4_addr *a, u32 *val)
 {
   const int *m = (const int *) v->mem;
   const __m512i zero = _mm512_setzero_si512();
-  __m512i x[SJT_WIDE], e[SJT_WIDE];
-  __mmask16 k[SJT_WIDE], any = 0;
+  __m512i x[SIMD_WIDE], e[SIMD_WIDE];
+  __mmask16 k[SIMD_WIDE], any = 0;
 
-  SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+  SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
   {
     x[j] = _mm512_loadu_si512(a + 16 * j);
-    e[j] = _mm512_i32gather_epi32(sjt_bits16(x[j], v, 0), m, 4);
+    e[j] = _mm512_i32gather_epi32(simd_bits16(x[j], v, 0), m, 4);
   }
-  SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+  SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
     any |= k[j] = _mm512_cmpge_epi32_mask(e[j], zero);
 
   for (uint l = 1; (l < v->levels) && any; l++)
   {
-    SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+    SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
       if (k[j])
-	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_min_epu32(_mm512_add_epi32(e[j], sjt_bits16(x[j], v, l)), _mm512_set1_epi32(v->last)), m, 4);
+	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_min_epu32(_mm512_add_epi32(e[j], simd_bits16(x[j], v, l)), _mm512_set1_epi32(v->last)), m, 4);
     any = 0;
-    SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+    SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
       any |= k[j] = _mm512_mask_cmpge_epi32_mask(k[j], e[j], zero);
   }
 
   const __m512i bias = _mm512_set1_epi32(0x80000001);
-  SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+  SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
     _mm512_storeu_si512(val + 16 * j, _mm512_sub_epi32(e[j], bias));
 }
 
-SJT_AVX512 void
-sjt_bulk4_avx512(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
+SIMD_AVX512 void
+simd_bulk4_avx512(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n)
 {
   __m512i r0, r1;
   uint i = 0;
 
-  for (; i + 16 * SJT_WIDE <= n; i += 16 * SJT_WIDE)
-    sjt_wide4(v, a + i, val + i);
+  for (; i + 16 * SIMD_WIDE <= n; i += 16 * SIMD_WIDE)
+    simd_wide4(v, a + i, val + i);
 
   for (; i + 32 <= n; i += 32)
   {
-    sjt_run4(v, _mm512_loadu_si512(a + i), _mm512_loadu_si512(a + i + 16), 0xffff, 0xffff, &r0, &r1);
+    simd_run4(v, _mm512_loadu_si512(a + i), _mm512_loadu_si512(a + i + 16), 0xffff, 0xffff, &r0, &r1);
     _mm512_storeu_si512(val + i, r0);
     _mm512_storeu_si512(val + i + 16, r1);
   }
@@ -132,17 +132,17 @@ sjt_bulk4_avx512(const struct sjt_view *v, const ip4_addr *a, u32 *val, uint n)
     __mmask16 k1 = (c > 16) ? (1U << (c - 16)) - 1 : 0;
     __m512i a0 = _mm512_maskz_loadu_epi32(k0, a + i);
     __m512i a1 = _mm512_maskz_loadu_epi32(k1, a + i + 16);
-    sjt_run4(v, a0, a1, k0, k1, &r0, &r1);
+    simd_run4(v, a0, a1, k0, k1, &r0, &r1);
     _mm512_mask_storeu_epi32(val + i, k0, r0);
     _mm512_mask_storeu_epi32(val + i + 16, k1, r1);
   }
 }
 
 /* Words 0..3 of 16 IPv6 addresses, one vector per word */
-SJT_AVX512 static inline void
-sjt_words16(const ip6_addr *a, __m512i w[4])
+SIMD_AVX512 static inline void
+simd_words16(const ip6_addr *a, __m512i w[4])
 {
-  const __m512i i01 = _mm512_loadu_si512(sjt_tr01), i23 = _mm512_loadu_si512(sjt_tr23);
+  const __m512i i01 = _mm512_loadu_si512(simd_tr01), i23 = _mm512_loadu_si512(simd_tr23);
   __m512i q0 = _mm512_loadu_si512(a), q1 = _mm512_loadu_si512(a + 4);
   __m512i q2 = _mm512_loadu_si512(a + 8), q3 = _mm512_loadu_si512(a + 12);
 
@@ -157,27 +157,27 @@ sjt_words16(const ip6_addr *a, __m512i w[4])
   w[3] = _mm512_shuffle_i64x2(t1, t3, 0xee);
 }
 
-SJT_AVX512 static inline void
-sjt_run6(const struct sjt_view *v, const ip6_addr *a, __mmask16 k0, __mmask16 k1,
+SIMD_AVX512 static inline void
+simd_run6(const struct simd_view *v, const ip6_addr *a, __mmask16 k0, __mmask16 k1,
 	 __m512i *r0, __m512i *r1)
 {
   const int *m = (const int *) v->mem;
   const __m512i zero = _mm512_setzero_si512();
   __m512i w0[4], w1[4];
 
-  sjt_words16(a, w0);
-  sjt_words16(a + 16, w1);
+  simd_words16(a, w0);
+  simd_words16(a + 16, w1);
 
-  __m512i e0 = _mm512_mask_i32gather_epi32(zero, k0, sjt_bits16(w0[0], v, 0), m, 4);
-  __m512i e1 = _mm512_mask_i32gather_epi32(zero, k1, sjt_bits16(w1[0], v, 0), m, 4);
+  __m512i e0 = _mm512_mask_i32gather_epi32(zero, k0, simd_bits16(w0[0], v, 0), m, 4);
+  __m512i e1 = _mm512_mask_i32gather_epi32(zero, k1, simd_bits16(w1[0], v, 0), m, 4);
   k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
   k1 = _mm512_mask_cmpge_epi32_mask(k1, e1, zero);
 
   for (uint l = 1; (l < v->levels) && (k0 | k1); l++)
   {
     uint wd = v->word[l];
-    __m512i x0 = _mm512_min_epu32(_mm512_add_epi32(e0, sjt_bits16(w0[wd], v, l)), _mm512_set1_epi32(v->last));
-    __m512i x1 = _mm512_min_epu32(_mm512_add_epi32(e1, sjt_bits16(w1[wd], v, l)), _mm512_set1_epi32(v->last));
+    __m512i x0 = _mm512_min_epu32(_mm512_add_epi32(e0, simd_bits16(w0[wd], v, l)), _mm512_set1_epi32(v->last));
+    __m512i x1 = _mm512_min_epu32(_mm512_add_epi32(e1, simd_bits16(w1[wd], v, l)), _mm512_set1_epi32(v->last));
     e0 = _mm512_mask_i32gather_epi32(e0, k0, x0, m, 4);
     e1 = _mm512_mask_i32gather_epi32(e1, k1, x1, m, 4);
     k0 = _mm512_mask_cmpge_epi32_mask(k0, e0, zero);
@@ -189,56 +189,56 @@ sjt_run6(const struct sjt_view *v, const ip6_addr *a, __mmask16 k0, __mmask16 k1
   *r1 = _mm512_sub_epi32(e1, bias);
 }
 
-/* 128 IPv6 lookups level by level, as sjt_wide4() */
-SJT_AVX512 static inline void
-sjt_wide6(const struct sjt_view *v, const ip6_addr *a, u32 *val)
+/* 128 IPv6 lookups level by level, as simd_wide4() */
+SIMD_AVX512 static inline void
+simd_wide6(const struct simd_view *v, const ip6_addr *a, u32 *val)
 {
   const int *m = (const int *) v->mem;
   const __m512i zero = _mm512_setzero_si512();
-  __m512i w[SJT_WIDE][4], e[SJT_WIDE];
-  __mmask16 k[SJT_WIDE], any = 0;
+  __m512i w[SIMD_WIDE][4], e[SIMD_WIDE];
+  __mmask16 k[SIMD_WIDE], any = 0;
 
-  SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+  SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
   {
-    sjt_words16(a + 16 * j, w[j]);
-    e[j] = _mm512_i32gather_epi32(sjt_bits16(w[j][0], v, 0), m, 4);
+    simd_words16(a + 16 * j, w[j]);
+    e[j] = _mm512_i32gather_epi32(simd_bits16(w[j][0], v, 0), m, 4);
   }
-  SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+  SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
     any |= k[j] = _mm512_cmpge_epi32_mask(e[j], zero);
 
   for (uint l = 1; (l < v->levels) && any; l++)
   {
     uint wd = v->word[l];
-    SJT_UNROLL
-    for (uint j = 0; j < SJT_WIDE; j++)
+    SIMD_UNROLL
+    for (uint j = 0; j < SIMD_WIDE; j++)
       if (k[j])
-	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_min_epu32(_mm512_add_epi32(e[j], sjt_bits16(w[j][wd], v, l)), _mm512_set1_epi32(v->last)), m, 4);
+	e[j] = _mm512_mask_i32gather_epi32(e[j], k[j], _mm512_min_epu32(_mm512_add_epi32(e[j], simd_bits16(w[j][wd], v, l)), _mm512_set1_epi32(v->last)), m, 4);
     any = 0;
-    SJT_UNROLL
-    for (uint j = 0; j < SJT_WIDE; j++)
+    SIMD_UNROLL
+    for (uint j = 0; j < SIMD_WIDE; j++)
       any |= k[j] = _mm512_mask_cmpge_epi32_mask(k[j], e[j], zero);
   }
 
   const __m512i bias = _mm512_set1_epi32(0x80000001);
-  SJT_UNROLL
-  for (uint j = 0; j < SJT_WIDE; j++)
+  SIMD_UNROLL
+  for (uint j = 0; j < SIMD_WIDE; j++)
     _mm512_storeu_si512(val + 16 * j, _mm512_sub_epi32(e[j], bias));
 }
 
-SJT_AVX512 void
-sjt_bulk6_avx512(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
+SIMD_AVX512 void
+simd_bulk6_avx512(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n)
 {
   __m512i r0, r1;
   uint i = 0;
 
-  for (; i + 16 * SJT_WIDE <= n; i += 16 * SJT_WIDE)
-    sjt_wide6(v, a + i, val + i);
+  for (; i + 16 * SIMD_WIDE <= n; i += 16 * SIMD_WIDE)
+    simd_wide6(v, a + i, val + i);
 
   for (; i + 32 <= n; i += 32)
   {
-    sjt_run6(v, a + i, 0xffff, 0xffff, &r0, &r1);
+    simd_run6(v, a + i, 0xffff, 0xffff, &r0, &r1);
     _mm512_storeu_si512(val + i, r0);
     _mm512_storeu_si512(val + i + 16, r1);
   }
@@ -250,7 +250,7 @@ sjt_bulk6_avx512(const struct sjt_view *v, const ip6_addr *a, u32 *val, uint n)
     memcpy(pad, a + i, c * sizeof(ip6_addr));
     __mmask16 k0 = (c >= 16) ? 0xffff : (1U << c) - 1;
     __mmask16 k1 = (c > 16) ? (1U << (c - 16)) - 1 : 0;
-    sjt_run6(v, pad, k0, k1, &r0, &r1);
+    simd_run6(v, pad, k0, k1, &r0, &r1);
     _mm512_mask_storeu_epi32(val + i, k0, r0);
     _mm512_mask_storeu_epi32(val + i + 16, k1, r1);
   }

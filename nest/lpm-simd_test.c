@@ -9,7 +9,7 @@
 #include "test/bt-utils.h"
 
 #include "nest/lpm.h"
-#include "nest/lpm-sjt.h"
+#include "nest/lpm-simd.h"
 #include "nest/lpm-test-dump.h"
 #include "lib/timer.h"
 
@@ -325,7 +325,7 @@ check_batches(struct lpm_engine *e)
 {
   static ip4_addr a4[MAXQ];
   static u32 out[MAXQ];
-  u32 cpu = lpm_variants_cpu() & lpm_sjt_class.variants;
+  u32 cpu = lpm_variants_cpu() & lpm_simd_class.variants;
   uint ran = 0;
 
   for (uint i = 0; i < qn; i++)
@@ -341,9 +341,9 @@ check_batches(struct lpm_engine *e)
       uint c = 1 + bt_random_n(100);
       c = MIN(c, qn - i);
       if (v6)
-	lpm_sjt_class.bulk6[v](e, qset + i, out + i, c);
+	lpm_simd_class.bulk6[v](e, qset + i, out + i, c);
       else
-	lpm_sjt_class.bulk4[v](e, a4 + i, out + i, c);
+	lpm_simd_class.bulk4[v](e, a4 + i, out + i, c);
       i += c;
     }
 
@@ -386,13 +386,13 @@ family(int fam6)
 static struct lpm_engine *
 new_engine(const char *plan)
 {
-  u8 st[SJT_MAX_LEVELS];
+  u8 st[SIMD_MAX_LEVELS];
   if (!plan)
-    return lpm_new(&root_pool, &lpm_sjt_class, v6 ? NET_IP6 : NET_IP4, NULL);
+    return lpm_new(&root_pool, &lpm_simd_class, v6 ? NET_IP6 : NET_IP4, NULL);
 
-  int n = sjt_plan_parse(plan, st, SJT_MAX_LEVELS);
+  int n = simd_plan_parse(plan, st, SIMD_MAX_LEVELS);
   bt_assert(n > 0);
-  return sjt_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n);
+  return simd_new_plan(&root_pool, v6 ? NET_IP6 : NET_IP4, LPM_VAR_AUTO, st, n);
 }
 
 /* One step: update or remove, checked against the reference */
@@ -470,8 +470,8 @@ run_random(int fam6, const char *plan, uint ops)
     if (!step(e, ua[j], ul[j], LPM_NONE))
       return 0;
 
-  struct sjt_info in;
-  sjt_get_info(e, &in);
+  struct simd_info in;
+  simd_get_info(e, &in);
   for (uint k = 1; k < in.levels; k++)
     bt_assert_msg(!in.nodes[k] && !in.rows[k], "level %u: %lu nodes, %lu rows left", k, (ulong) in.nodes[k], (ulong) in.rows[k]);
   bt_assert(engine_matches_ref(e));
@@ -630,8 +630,8 @@ static int t_adversarial6(void) { return run_adversarial(1); }
 static u64
 aggregated(struct lpm_engine *e)
 {
-  struct sjt_info in;
-  sjt_get_info(e, &in);
+  struct simd_info in;
+  simd_get_info(e, &in);
   u64 n = 0;
   for (uint k = 1; k < in.levels; k++)
     n += in.aggregated[k];
@@ -774,7 +774,7 @@ run_alloc_failure(int fam6)
 {
   family(fam6);
   struct lpm_engine *e = new_engine(NULL);
-  struct sjt_info in;
+  struct simd_info in;
 
   for (uint i = 0; i < 2000; i++)
   {
@@ -784,8 +784,8 @@ run_alloc_failure(int fam6)
     bt_assert(step(e, a, l, rnd_value()));
   }
 
-  sjt_get_info(e, &in);
-  sjt_set_limit(e, 4096 + in.elements_top * 4);
+  simd_get_info(e, &in);
+  simd_set_limit(e, 4096 + in.elements_top * 4);
 
   uint refused = 0, done = 0;
   for (uint i = 0; i < 3000; i++)
@@ -839,7 +839,7 @@ run_alloc_failure(int fam6)
   bt_assert(engine_matches_ref(e));
 
   /* Room again: updates go through */
-  sjt_set_limit(e, ~(size_t) 0);
+  simd_set_limit(e, ~(size_t) 0);
   for (uint i = 0; i < 2000; i++)
   {
     ip6_addr a;
@@ -863,7 +863,7 @@ t_quiescence(void)
   family(0);
   struct lpm_engine *e = new_engine(NULL);
   struct lpm_reader r;
-  struct sjt_info in0, in1;
+  struct simd_info in0, in1;
   ip6_addr b = pmask(anchors[0], 24);
 
   bt_assert(step(e, pmask(b, 16), 16, 1));
@@ -871,14 +871,14 @@ t_quiescence(void)
   lpm_read_begin(e, &r);
 
   /* Each pair makes a /24 row and drops it again */
-  sjt_get_info(e, &in0);
+  simd_get_info(e, &in0);
   for (uint i = 0; i < 50; i++)
   {
     ip6_addr x = addr_add(b, i * 256);
     bt_assert(step(e, x, 25, 2));
     bt_assert(step(e, x, 25, LPM_NONE));
   }
-  sjt_get_info(e, &in1);
+  simd_get_info(e, &in1);
   bt_assert_msg(in1.limbo_rows >= 50, "%lu rows retired", (ulong) in1.limbo_rows);
   bt_assert(in1.reclaimed == in0.reclaimed);
   bt_assert(in1.elements_top >= in0.elements_top + 50 * 256);	/* New rows, none reused */
@@ -886,7 +886,7 @@ t_quiescence(void)
   /* The reader leaves: the next update reclaims everything */
   lpm_read_end(&r);
   bt_assert(step(e, b, 25, 3));
-  sjt_get_info(e, &in1);
+  simd_get_info(e, &in1);
   bt_assert(in1.limbo_rows == 0);
   bt_assert(in1.reclaimed >= in0.reclaimed + 50);
 
@@ -894,7 +894,7 @@ t_quiescence(void)
   bt_assert(step(e, b, 25, LPM_NONE));
   lpm_read_begin(e, &r);
   bt_assert(step(e, addr_add(b, 256), 25, 4));
-  sjt_get_info(e, &in1);
+  simd_get_info(e, &in1);
   bt_assert(in1.limbo_rows == 0);
   lpm_read_end(&r);
 
@@ -1018,7 +1018,7 @@ run_reader(int fam6)
   family(fam6);
   memset(&rt, 0, sizeof(rt));
   rt.e = new_engine(NULL);
-  sjt_set_poison(rt.e, 1, POISON);
+  simd_set_poison(rt.e, 1, POISON);
 
   ip6_addr *ua = malloc(UNIVERSE * sizeof(ip6_addr));
   uint *ul = malloc(UNIVERSE * sizeof(uint));
@@ -1072,8 +1072,8 @@ run_reader(int fam6)
   /* The check can fail: an answer no update gave is refused */
   bt_assert(!admissible(0, 0, READER_OPS, POISON));
 
-  struct sjt_info in;
-  sjt_get_info(rt.e, &in);
+  struct simd_info in;
+  simd_get_info(rt.e, &in);
   LOG("%s: %u updates in %u ms; reader: %lu answers (singles and %s batches), %lu while updates ran, %lu spanning one; %lu rows reclaimed meanwhile",
       v6 ? "IPv6" : "IPv4", READER_OPS, (uint) ((t1 - t0) / 1000), (ulong) rt.answers, lpm_variant_names[rt.e->variant],
       (ulong) rt.during, (ulong) rt.across, (ulong) in.reclaimed);
@@ -1107,19 +1107,19 @@ static int t_reader6(void) { return run_reader(1); }
 static void *
 view_region(uint family, uint levels, const u8 *stride, uint strides)
 {
-  void *r = xmalloc(SJT_HEADER_SIZE + VIEW_ELEMS * sizeof(u32));
-  memset(r, 0, SJT_HEADER_SIZE);
-  struct sjt_header *h = r;
-  *h = (struct sjt_header) {
-    .magic = SJT_MAGIC, .version = SJT_VERSION, .family = family, .levels = levels,
-    .elements_offset = SJT_HEADER_SIZE, .elements_max = VIEW_ELEMS,
+  void *r = xmalloc(SIMD_HEADER_SIZE + VIEW_ELEMS * sizeof(u32));
+  memset(r, 0, SIMD_HEADER_SIZE);
+  struct simd_header *h = r;
+  *h = (struct simd_header) {
+    .magic = SIMD_MAGIC, .version = SIMD_VERSION, .family = family, .levels = levels,
+    .elements_offset = SIMD_HEADER_SIZE, .elements_max = VIEW_ELEMS,
   };
-  memcpy(h->stride, stride, MIN(strides, SJT_MAX_LEVELS));
+  memcpy(h->stride, stride, MIN(strides, SIMD_MAX_LEVELS));
 
   /* Root: leaves answering 7, but 10.0/16 (or 0a00::/16) links to a row of links to itself */
-  u32 *m = (u32 *) ((byte *) r + SJT_HEADER_SIZE), row = 1U << VIEW_ROOT;
+  u32 *m = (u32 *) ((byte *) r + SIMD_HEADER_SIZE), row = 1U << VIEW_ROOT;
   for (u32 i = 0; i < row; i++)
-    m[i] = sjt_leaf(7);
+    m[i] = simd_leaf(7);
   m[0x0a00] = row;
   for (u32 i = 0; i < 256; i++)
     m[row + i] = row;
@@ -1129,7 +1129,7 @@ view_region(uint family, uint levels, const u8 *stride, uint strides)
 static int
 t_view(void)
 {
-  struct sjt_view v;
+  struct simd_view v;
   static const u8 good[] = { 16, 8, 8 }, zero[] = { 16, 0, 8 }, cross[] = { 20, 16 },
     longer[] = { 16, 8, 8, 8 }, wide[] = { 16, 16, 33 };
   void *r;
@@ -1146,22 +1146,22 @@ t_view(void)
     { 6, 3, STRIDES(wide), 0, "a level of 33 bits" },
     { 5, 3, STRIDES(good), 0, "family 5" },
     { 4, 0, STRIDES(good), 0, "no levels" },
-    { 4, SJT_MAX_LEVELS + 1, STRIDES(good), 0, "too many levels" },
+    { 4, SIMD_MAX_LEVELS + 1, STRIDES(good), 0, "too many levels" },
   };
 #undef STRIDES
   for (uint i = 0; i < ARRAY_SIZE(hv); i++)
   {
     r = view_region(hv[i].family, hv[i].levels, hv[i].stride, hv[i].strides);
-    int got = (sjt_view_init(&v, r) == 0);
+    int got = (simd_view_init(&v, r) == 0);
     bt_assert_msg(got == hv[i].ok, "header with %s: %s", hv[i].what, got ? "accepted" : "refused");
     xfree(r);
   }
 
   /* Walks through the self-linked row end after the last level, in every variant */
-  typedef void bulk4_fn(const struct sjt_view *, const ip4_addr *, u32 *, uint);
-  typedef void bulk6_fn(const struct sjt_view *, const ip6_addr *, u32 *, uint);
-  static bulk4_fn * const b4[LPM_VAR_MAX] = { sjt_bulk4_scalar, sjt_bulk4_avx2, sjt_bulk4_avx512 };
-  static bulk6_fn * const b6[LPM_VAR_MAX] = { sjt_bulk6_scalar, sjt_bulk6_avx2, sjt_bulk6_avx512 };
+  typedef void bulk4_fn(const struct simd_view *, const ip4_addr *, u32 *, uint);
+  typedef void bulk6_fn(const struct simd_view *, const ip6_addr *, u32 *, uint);
+  static bulk4_fn * const b4[LPM_VAR_MAX] = { simd_bulk4_scalar, simd_bulk4_avx2, simd_bulk4_avx512 };
+  static bulk6_fn * const b6[LPM_VAR_MAX] = { simd_bulk6_scalar, simd_bulk6_avx2, simd_bulk6_avx512 };
   enum { N = 200 };
   ip4_addr a4[N];
   ip6_addr a6[N];
@@ -1179,12 +1179,12 @@ t_view(void)
   for (uint fam = 4; fam <= 6; fam += 2)
   {
     r = view_region(fam, 3, good, ARRAY_SIZE(good));
-    bt_assert(sjt_view_init(&v, r) == 0);
+    bt_assert(simd_view_init(&v, r) == 0);
 
     for (uint i = 0; i < N; i++)
     {
       u32 x = ip4_to_u32(a4[i]);
-      u32 got = (fam == 4) ? sjt_view_lookup4(&v, x) : sjt_view_lookup6(&v, &a6[i]);
+      u32 got = (fam == 4) ? simd_view_lookup4(&v, x) : simd_view_lookup6(&v, &a6[i]);
       if ((x >> 16) != 0x0a00)
 	leaves += (got == 7);
     }
@@ -1221,33 +1221,33 @@ t_view(void)
 static int
 t_bad_input(void)
 {
-  u8 st[SJT_MAX_LEVELS];
+  u8 st[SIMD_MAX_LEVELS];
   static const char *bad4[] = { "16-8", "16-8-8-8", "16-16", "4-4-8-8-8", "24-8", "16-8-9-1", "12-8-12" };
   static const char *bad6[] = { "16-8-8", "16-8-8-8-8-8-8-8-8-8-8-8-8-8-8-8", "16-8-8-10-6-8-8-8-8-8-8-8-8-8-8",
 				"16-12-4-8-8-8-8-8-8-8-8-8-8-8-8" };
 
   for (uint i = 0; i < ARRAY_SIZE(bad4); i++)
   {
-    int n = sjt_plan_parse(bad4[i], st, SJT_MAX_LEVELS);
-    bt_assert_msg(n < 0 || !sjt_new_plan(&root_pool, NET_IP4, LPM_VAR_AUTO, st, n), "plan %s accepted", bad4[i]);
+    int n = simd_plan_parse(bad4[i], st, SIMD_MAX_LEVELS);
+    bt_assert_msg(n < 0 || !simd_new_plan(&root_pool, NET_IP4, LPM_VAR_AUTO, st, n), "plan %s accepted", bad4[i]);
   }
   for (uint i = 0; i < ARRAY_SIZE(bad6); i++)
   {
-    int n = sjt_plan_parse(bad6[i], st, SJT_MAX_LEVELS);
-    bt_assert_msg(n < 0 || !sjt_new_plan(&root_pool, NET_IP6, LPM_VAR_AUTO, st, n), "plan %s accepted", bad6[i]);
+    int n = simd_plan_parse(bad6[i], st, SIMD_MAX_LEVELS);
+    bt_assert_msg(n < 0 || !simd_new_plan(&root_pool, NET_IP6, LPM_VAR_AUTO, st, n), "plan %s accepted", bad6[i]);
   }
-  bt_assert(sjt_plan_parse("16-x", st, SJT_MAX_LEVELS) < 0);
-  bt_assert(sjt_plan_parse("", st, SJT_MAX_LEVELS) < 0);
+  bt_assert(simd_plan_parse("16-x", st, SIMD_MAX_LEVELS) < 0);
+  bt_assert(simd_plan_parse("", st, SIMD_MAX_LEVELS) < 0);
 
-  bt_assert(!lpm_new(&root_pool, &lpm_sjt_class, NET_VPN4, NULL));
-  bt_assert(!lpm_new(&root_pool, &lpm_sjt_class, NET_FLOW6, NULL));
-  bt_assert(lpm_class_find("simd") == &lpm_sjt_class);
+  bt_assert(!lpm_new(&root_pool, &lpm_simd_class, NET_VPN4, NULL));
+  bt_assert(!lpm_new(&root_pool, &lpm_simd_class, NET_FLOW6, NULL));
+  bt_assert(lpm_class_find("simd") == &lpm_simd_class);
 
   /* Every variant the CPU has can be pinned; others are refused */
   for (uint v = 0; v < LPM_VAR_MAX; v++)
   {
     struct lpm_params par = { .variant = v };
-    struct lpm_engine *e = lpm_new(&root_pool, &lpm_sjt_class, NET_IP4, &par);
+    struct lpm_engine *e = lpm_new(&root_pool, &lpm_simd_class, NET_IP4, &par);
     if (lpm_variants_cpu() & (1U << v))
     {
       bt_assert(e && (e->variant == v));
@@ -1257,7 +1257,7 @@ t_bad_input(void)
       bt_assert(!e);
   }
   struct lpm_params par = { .variant = LPM_VAR_MAX };
-  bt_assert(!lpm_new(&root_pool, &lpm_sjt_class, NET_IP4, &par));
+  bt_assert(!lpm_new(&root_pool, &lpm_simd_class, NET_IP4, &par));
   return 1;
 }
 
@@ -1268,26 +1268,26 @@ t_bad_input(void)
  * (nest/lpm-test-dump.h).
  */
 static u64
-sjt_test_run(struct lpm_engine *e)
+simd_test_run(struct lpm_engine *e)
 {
-  struct sjt_info i;
-  sjt_get_info(e, &i);
+  struct simd_info i;
+  simd_get_info(e, &i);
   return i.hash_run;
 }
 
 static int
 t_dump_order(void)
 {
-  struct lpm_engine *a = lpm_new(&root_pool, &lpm_sjt_class, NET_IP4, NULL);
-  struct lpm_engine *b = lpm_new(&root_pool, &lpm_sjt_class, NET_IP4, NULL);
+  struct lpm_engine *a = lpm_new(&root_pool, &lpm_simd_class, NET_IP4, NULL);
+  struct lpm_engine *b = lpm_new(&root_pool, &lpm_simd_class, NET_IP4, NULL);
   bt_assert(a && b);
 
   struct lpm_dump_order o;
-  lpm_test_dump_order(a, b, sjt_test_run, &o);
+  lpm_test_dump_order(a, b, simd_test_run, &o);
 
-  struct sjt_info ia, ib;
-  sjt_get_info(a, &ia);
-  sjt_get_info(b, &ib);
+  struct simd_info ia, ib;
+  simd_get_info(a, &ia);
+  simd_get_info(b, &ib);
   LOG("%u prefixes; longest run of the prefix hash: %lu of %lu slots at the end (random order), "
       "%lu at most while a second engine was fed in the first's dump order",
       o.count, (ulong) ia.hash_run, (ulong) ia.hash_slots, (ulong) o.worst);
