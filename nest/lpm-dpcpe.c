@@ -1283,7 +1283,7 @@ dpcpe_check(struct dpcpe *x)
 
 const struct lpm_class lpm_dpcpe_class = {
   .name = "dpcpe",
-  .variants = (1U << LPM_VAR_SCALAR) | (1U << LPM_VAR_AVX2) | (1U << LPM_VAR_AVX512),
+  .variants = LPM_VARIANTS_BUILT,
   .levels = 1,
   .create = dpcpe_create,
   .free = dpcpe_free,
@@ -1296,13 +1296,13 @@ const struct lpm_class lpm_dpcpe_class = {
   .lookup6 = dpcpe_lookup6,
   .bulk4 = {
     [LPM_VAR_SCALAR] = dpcpe_bulk4_scalar,
-    [LPM_VAR_AVX2] = dpcpe_bulk4_avx2,
-    [LPM_VAR_AVX512] = dpcpe_bulk4_avx512,
+    [LPM_VAR_AVX2] = LPM_IF_AVX2(dpcpe_bulk4_avx2),
+    [LPM_VAR_AVX512] = LPM_IF_AVX512(dpcpe_bulk4_avx512),
   },
   .bulk6 = {
     [LPM_VAR_SCALAR] = dpcpe_bulk6_scalar,
-    [LPM_VAR_AVX2] = dpcpe_bulk6_avx2,
-    [LPM_VAR_AVX512] = dpcpe_bulk6_avx512,
+    [LPM_VAR_AVX2] = LPM_IF_AVX2(dpcpe_bulk6_avx2),
+    [LPM_VAR_AVX512] = LPM_IF_AVX512(dpcpe_bulk6_avx512),
   },
   .stats = dpcpe_stats,
   .show = dpcpe_show,
@@ -1317,7 +1317,7 @@ LPM_CLASS_REGISTER(lpm_dpcpe_class);
  */
 const struct lpm_class lpm_perlength_class = {
   .name = "perlength",
-  .variants = (1U << LPM_VAR_SCALAR) | (1U << LPM_VAR_AVX2) | (1U << LPM_VAR_AVX512),
+  .variants = LPM_VARIANTS_BUILT,
   .create = perlength_create,
   .free = dpcpe_free,
   .update = dpcpe_update,
@@ -1329,13 +1329,13 @@ const struct lpm_class lpm_perlength_class = {
   .lookup6 = dpcpe_lookup6,
   .bulk4 = {
     [LPM_VAR_SCALAR] = dpcpe_bulk4_scalar,
-    [LPM_VAR_AVX2] = dpcpe_bulk4_avx2,
-    [LPM_VAR_AVX512] = dpcpe_bulk4_avx512,
+    [LPM_VAR_AVX2] = LPM_IF_AVX2(dpcpe_bulk4_avx2),
+    [LPM_VAR_AVX512] = LPM_IF_AVX512(dpcpe_bulk4_avx512),
   },
   .bulk6 = {
     [LPM_VAR_SCALAR] = dpcpe_bulk6_scalar,
-    [LPM_VAR_AVX2] = dpcpe_bulk6_avx2,
-    [LPM_VAR_AVX512] = dpcpe_bulk6_avx512,
+    [LPM_VAR_AVX2] = LPM_IF_AVX2(dpcpe_bulk6_avx2),
+    [LPM_VAR_AVX512] = LPM_IF_AVX512(dpcpe_bulk6_avx512),
   },
   .stats = dpcpe_stats,
   .show = dpcpe_show,

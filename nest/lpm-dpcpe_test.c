@@ -6,6 +6,7 @@
  */
 
 #include "test/birdtest.h"
+#include "nest/test-scale.h"
 #include "test/bt-utils.h"
 
 #include "nest/lpm-dpcpe.h"
@@ -504,9 +505,9 @@ run_pair(uint bits, uint n, uint mode, const struct dpcpe_opts *o, uint steps, c
 {
   struct pair p = { .u = uni_new(bits, n, mode), .e = new_engine(bits, o) };
   bt_assert(p.e);
-  churn(&p, steps);
+  churn(&p, bt_scaled(steps));
   adversarial(&p);
-  churn(&p, steps / 2);
+  churn(&p, bt_scaled(steps / 2));
 
   struct lpm_stats st;
   lpm_stats(p.e, &st);
@@ -1165,7 +1166,7 @@ t_saturation(void)
  */
 
 #define RD_ADDRS	64
-#define RD_STEPS	30000
+#define RD_STEPS	bt_scaled(30000)
 
 struct rd {
   struct lpm_engine *e;
@@ -1329,7 +1330,7 @@ t_nomem(void)
     uint added = 0;
 
     /* Add until updates fail, then churn: every failure must leave the state as it was */
-    for (uint s = 0; s < 30000; s++)
+    for (uint s = 0; s < bt_scaled(30000); s++)
     {
       int j = bt_random_n(p.u->n);
       if (bt_random_n(8))

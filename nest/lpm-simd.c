@@ -1269,10 +1269,14 @@ simd_lookup6(const struct lpm_engine *e, ip6_addr a)
 
 SIMD_BULK(4, scalar)
 SIMD_BULK(6, scalar)
+#ifdef CONFIG_LPM_AVX2
 SIMD_BULK(4, avx2)
 SIMD_BULK(6, avx2)
+#endif
+#ifdef CONFIG_LPM_AVX512
 SIMD_BULK(4, avx512)
 SIMD_BULK(6, avx512)
+#endif
 
 
 /*
@@ -1586,7 +1590,7 @@ simd_show(const struct lpm_engine *e, struct cli *c, int code)
 
 const struct lpm_class lpm_simd_class = {
   .name = "simd",
-  .variants = (1U << LPM_VAR_SCALAR) | (1U << LPM_VAR_AVX2) | (1U << LPM_VAR_AVX512),
+  .variants = LPM_VARIANTS_BUILT,
   .create = simd_create,
   .free = simd_free,
   .update = simd_update,
@@ -1599,13 +1603,13 @@ const struct lpm_class lpm_simd_class = {
   .lookup6 = simd_lookup6,
   .bulk4 = {
     [LPM_VAR_SCALAR] = simd_e_bulk4_scalar,
-    [LPM_VAR_AVX2] = simd_e_bulk4_avx2,
-    [LPM_VAR_AVX512] = simd_e_bulk4_avx512,
+    [LPM_VAR_AVX2] = LPM_IF_AVX2(simd_e_bulk4_avx2),
+    [LPM_VAR_AVX512] = LPM_IF_AVX512(simd_e_bulk4_avx512),
   },
   .bulk6 = {
     [LPM_VAR_SCALAR] = simd_e_bulk6_scalar,
-    [LPM_VAR_AVX2] = simd_e_bulk6_avx2,
-    [LPM_VAR_AVX512] = simd_e_bulk6_avx512,
+    [LPM_VAR_AVX2] = LPM_IF_AVX2(simd_e_bulk6_avx2),
+    [LPM_VAR_AVX512] = LPM_IF_AVX512(simd_e_bulk6_avx512),
   },
   .stats = simd_stats,
   .show = simd_show,

@@ -6,6 +6,7 @@
  */
 
 #include "test/birdtest.h"
+#include "nest/test-scale.h"
 #include "test/bt-utils.h"
 
 #include "nest/lpm.h"
@@ -548,8 +549,8 @@ run_apply(int fam6)
 static int t_apply4(void) { return run_apply(0); }
 static int t_apply6(void) { return run_apply(1); }
 
-static int t_random4(void) { return run_random(0, NULL, 40000); }
-static int t_random6(void) { return run_random(1, NULL, 40000); }
+static int t_random4(void) { return run_random(0, NULL, bt_scaled(40000)); }
+static int t_random6(void) { return run_random(1, NULL, bt_scaled(40000)); }
 
 static int
 t_random_plans(void)
@@ -558,10 +559,10 @@ t_random_plans(void)
   static const char *p6[] = { "16-8-8-8-8-8-8-8-8-8-8-8-8-8-8", "20-4-8-8-8-8-8-8-8-8-8-8-8-8-8",
 			      "16-8-8-6-5-5-8-8-8-8-8-8-8-8-8-8", "16-8-4-4-4-4-4-4-8-8-8-8-8-8-8-8-8-8" };
   for (uint i = 0; i < ARRAY_SIZE(p4); i++)
-    if (!run_random(0, p4[i], 10000))
+    if (!run_random(0, p4[i], bt_scaled(10000)))
       return 0;
   for (uint i = 0; i < ARRAY_SIZE(p6); i++)
-    if (!run_random(1, p6[i], 10000))
+    if (!run_random(1, p6[i], bt_scaled(10000)))
       return 0;
   return 1;
 }
@@ -919,9 +920,9 @@ t_quiescence(void)
 /* A sanitized build runs these loops ten times slower: it does a tenth of
  * the operations, within birdtest's timeout */
 #ifdef __SANITIZE_ADDRESS__
-#define READER_OPS	20000
+#define READER_OPS	bt_scaled(20000)
 #else
-#define READER_OPS	200000
+#define READER_OPS	bt_scaled(200000)
 #endif
 
 struct hist { u32 ver, val; };
@@ -1160,8 +1161,8 @@ t_view(void)
   /* Walks through the self-linked row end after the last level, in every variant */
   typedef void bulk4_fn(const struct simd_view *, const ip4_addr *, u32 *, uint);
   typedef void bulk6_fn(const struct simd_view *, const ip6_addr *, u32 *, uint);
-  static bulk4_fn * const b4[LPM_VAR_MAX] = { simd_bulk4_scalar, simd_bulk4_avx2, simd_bulk4_avx512 };
-  static bulk6_fn * const b6[LPM_VAR_MAX] = { simd_bulk6_scalar, simd_bulk6_avx2, simd_bulk6_avx512 };
+  static bulk4_fn * const b4[LPM_VAR_MAX] = { simd_bulk4_scalar, LPM_IF_AVX2(simd_bulk4_avx2), LPM_IF_AVX512(simd_bulk4_avx512) };
+  static bulk6_fn * const b6[LPM_VAR_MAX] = { simd_bulk6_scalar, LPM_IF_AVX2(simd_bulk6_avx2), LPM_IF_AVX512(simd_bulk6_avx512) };
   enum { N = 200 };
   ip4_addr a4[N];
   ip6_addr a6[N];

@@ -13,10 +13,11 @@
  * an &lpm_class; tables (`lpm engine' in the table block) and the exporter
  * protocol create them by name.
  *
- * Variants. Batch lookups come in CPU variants (scalar, AVX2, AVX-512) kept
- * in their own files under sysdep/. lpm_variant_select() is the single place
- * where a variant is chosen: from what the CPU has (lpm_variants_cpu(), the
- * only CPU detection in bloombird), what the engine implements, and a pin
+ * Variants. Batch lookups come in CPU variants (scalar, AVX2, AVX-512); the
+ * vector ones are kept in their own files under sysdep/ and built where the
+ * architecture has them. lpm_variant_select() is the single place where a
+ * variant is chosen: from what this build and the CPU can run
+ * (lpm_variants_cpu(), nest/lpm-variant.c), what the engine implements, and a pin
  * from the configuration or from $BLOOMBIRD_LPM_VARIANT (for tests and
  * benchmarks). A pin the CPU cannot run is refused, never silently lowered.
  *
@@ -41,12 +42,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-
-const char * const lpm_variant_names[LPM_VAR_MAX] = {
-  [LPM_VAR_SCALAR] = "scalar",
-  [LPM_VAR_AVX2] = "avx2",
-  [LPM_VAR_AVX512] = "avx512",
-};
 
 /*
  *	Registry

@@ -51,6 +51,30 @@ enum lpm_variant {
 
 extern const char * const lpm_variant_names[LPM_VAR_MAX];
 
+/*
+ * The variants this build has: configure's --with-lpm-variants defines
+ * CONFIG_LPM_AVX2 and CONFIG_LPM_AVX512 (x86 only) and CONFIG_LPM_X86 when
+ * either is built. A class lists its variant functions through
+ * LPM_IF_AVX2() and LPM_IF_AVX512(), which leave out what is not built.
+ */
+#ifdef CONFIG_LPM_AVX2
+#define LPM_IF_AVX2(f)		f
+#define LPM_BUILT_AVX2		(1U << LPM_VAR_AVX2)
+#else
+#define LPM_IF_AVX2(f)		NULL
+#define LPM_BUILT_AVX2		0
+#endif
+
+#ifdef CONFIG_LPM_AVX512
+#define LPM_IF_AVX512(f)	f
+#define LPM_BUILT_AVX512	(1U << LPM_VAR_AVX512)
+#else
+#define LPM_IF_AVX512(f)	NULL
+#define LPM_BUILT_AVX512	0
+#endif
+
+#define LPM_VARIANTS_BUILT	((1U << LPM_VAR_SCALAR) | LPM_BUILT_AVX2 | LPM_BUILT_AVX512)
+
 struct lpm_engine;
 struct cli;
 
@@ -157,12 +181,14 @@ const struct lpm_class *lpm_class_next(const struct lpm_class *c);	/* Iterate: N
   static void __attribute__((constructor)) cls##_register(void) { lpm_class_register(&cls); }
 
 /*
- * Variants: lpm_variant_select() is the one dispatch point. It asks the CPU
- * (sysdep) once, honours $BLOOMBIRD_LPM_VARIANT, and returns @want if the CPU
- * and @mask allow it, the best available for %LPM_VAR_AUTO, or -1.
+ * Variants: lpm_variant_select() is the one dispatch point. It asks what
+ * can run here (lpm_variants_cpu(): built and supported by the CPU, asked
+ * once), honours $BLOOMBIRD_LPM_VARIANT, and returns @want if that and
+ * @mask allow it, the best available for %LPM_VAR_AUTO, or -1.
  */
 int lpm_variant_select(uint want, u32 mask);
-u32 lpm_variants_cpu(void);			/* Bit mask the CPU can run */
+u32 lpm_variants_cpu(void);			/* nest/lpm-variant.c: bit mask that can run here */
+u32 lpm_cpu_variants_x86(void);			/* sysdep/x86/cpu.c: what the x86 CPU has */
 int lpm_variant_by_name(const char *name);	/* -1 if unknown */
 
 /* Engines: creation, updates, lookups (thin wrappers of the class) */

@@ -17,6 +17,9 @@
  */
 
 #include "nest/bird.h"
+
+#ifdef CONFIG_LPM_AVX2	/* configure --with-lpm-variants */
+
 #include "nest/lpm-dpcpe.h"
 
 #include <immintrin.h>
@@ -165,3 +168,5 @@ dpcpe_bulk6_avx2(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint n
 {
   dpcpe_bulk_run(e, (const u32 *) a, val, n, 4, group);
 }
+
+#endif

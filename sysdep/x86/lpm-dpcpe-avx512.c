@@ -24,6 +24,9 @@
  */
 
 #include "nest/bird.h"
+
+#ifdef CONFIG_LPM_AVX512	/* configure --with-lpm-variants */
+
 #include "nest/lpm-dpcpe.h"
 
 #include <immintrin.h>
@@ -159,3 +162,5 @@ dpcpe_bulk6_avx512(const struct lpm_engine *e, const ip6_addr *a, u32 *val, uint
 {
   dpcpe_bulk_run(e, (const u32 *) a, val, n, 4, group);
 }
+
+#endif

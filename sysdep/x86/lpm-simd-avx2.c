@@ -18,6 +18,9 @@
  */
 
 #include "nest/bird.h"
+
+#ifdef CONFIG_LPM_AVX2	/* configure --with-lpm-variants */
+
 #include "nest/lpm-simd.h"
 
 #include <immintrin.h>
@@ -262,3 +265,5 @@ simd_bulk6_avx2(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n)
     memcpy(val + i, out, c * sizeof(u32));
   }
 }
+
+#endif

@@ -24,6 +24,9 @@
  */
 
 #include "nest/bird.h"
+
+#ifdef CONFIG_LPM_AVX512	/* configure --with-lpm-variants */
+
 #include "nest/lpm-simd.h"
 
 #include <immintrin.h>
@@ -255,3 +258,5 @@ simd_bulk6_avx512(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n
     _mm512_mask_storeu_epi32(val + i + 16, k1, r1);
   }
 }
+
+#endif

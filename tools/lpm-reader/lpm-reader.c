@@ -11,11 +11,10 @@
  * Maps the objects of an export read-only and answers lookups with the
  * simd engine's lookup code itself: this file is compiled with BIRD's
  * headers (for its address types and the view layout of nest/lpm-simd.h)
- * and linked with nest/lpm-simd-scalar.c, sysdep/x86/lpm-simd-avx2.c,
- * sysdep/x86/lpm-simd-avx512.c and sysdep/x86/cpu.c, unchanged, so bird and
- * its readers cannot disagree about the layout or the walk. The only BIRD
- * symbol those files need beyond headers is the table of variant names,
- * defined here.
+ * and linked with nest/lpm-simd-scalar.c, nest/lpm-variant.c and, where
+ * configure built them, the vector variants and the CPU detection of
+ * sysdep/x86, unchanged, so bird and its readers cannot disagree about the
+ * layout, the walk or the choice of a variant.
  *
  * Every batch runs between two reads of the header's reuse seqlock and is
  * repeated if the seqlock moved (proto/lpm/lpm-shm.c); batches are cut to
@@ -44,17 +43,11 @@
 #define LPMR_CHUNK	256
 #define LPMR_SILENT_NS	1000000000ULL	/* No heartbeat for this long: bird is gone */
 
-const char * const lpm_variant_names[LPM_VAR_MAX] = {
-  [LPM_VAR_SCALAR] = "scalar",
-  [LPM_VAR_AVX2] = "avx2",
-  [LPM_VAR_AVX512] = "avx512",
-};
-
 typedef void lpmr_bulk4_fn(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n);
 typedef void lpmr_bulk6_fn(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n);
 
-static lpmr_bulk4_fn * const lpmr_bulk4[LPM_VAR_MAX] = { simd_bulk4_scalar, simd_bulk4_avx2, simd_bulk4_avx512 };
-static lpmr_bulk6_fn * const lpmr_bulk6[LPM_VAR_MAX] = { simd_bulk6_scalar, simd_bulk6_avx2, simd_bulk6_avx512 };
+static lpmr_bulk4_fn * const lpmr_bulk4[LPM_VAR_MAX] = { simd_bulk4_scalar, LPM_IF_AVX2(simd_bulk4_avx2), LPM_IF_AVX512(simd_bulk4_avx512) };
+static lpmr_bulk6_fn * const lpmr_bulk6[LPM_VAR_MAX] = { simd_bulk6_scalar, LPM_IF_AVX2(simd_bulk6_avx2), LPM_IF_AVX512(simd_bulk6_avx512) };
 
 struct lpmr_map {
   void *base;
