@@ -10,9 +10,9 @@
 #include "nest/cli.h"
 #include "nest/fib-bloom.h"
 #include "nest/fib-roa.h"
+#include "nest/cli-codes.h"
 #include "lib/string.h"
 
-#define CLI_FIB 1027
 
 /* BIRD's printf has no %f: a fraction as "0.001234" (@digits decimals) */
 static const char *

@@ -34,11 +34,10 @@
  * every test reads these, never the counters. A full IPv4 table's
  * counters (some 5-10 MB) fall out of a shared L3 as soon as the
  * neighbours on the host get busy, its query plane (a quarter of that)
- * mostly stays: misses through the filter measured up to 3.4x stock's
- * throughput while the host was quiet and 1.3x while it was busy with
- * the counters alone, 5.9-7.4x with the query plane. An update with the
- * filter active touches one more line, and only while a counter crosses
- * zero.
+ * mostly stays: with the counters alone, the gain of misses through the
+ * filter shrank to little once the host was busy; reading the query plane
+ * kept it. An update with the filter active touches one more line, and
+ * only while a counter crosses zero.
  *
  * Key. A 64-bit mix (the finalizer of MurmurHash3, applied to the prefix,
  * length and RD words) of the parts of the &net_addr that BIRD's own chain
@@ -51,7 +50,7 @@
  * rides on fib_rehash(): its walk feeds every node to the new filter while
  * the node is in cache, and filter blocks are prefetched in batches, so the
  * filter costs the growth of a table little beyond what the rehash costs
- * anyway (a separate walk per rebuild cost twice the inserts themselves).
+ * anyway (a separate walk per rebuild cost more than the inserts themselves).
  * While a table grows it has @counters to 2 x @counters counters (half a
  * byte each, and a bit of query plane) per entry: with the defaults (10
  * counters, 5 hashes) 6.25 to 12.5 bytes per entry and a false-positive
@@ -434,9 +433,9 @@ fib_bloom_pin(struct fib *f, int pin)
  * fib_find() asks an active filter in the next window too if at least
  * half of the calls of this one missed; otherwise it stops asking until
  * @reask misses have passed. A hit through the filter pays the filter's
- * line and then the chain walk, a miss saves the walk: measured with a
- * quarter misses, asking made lookups 1.3x faster than stock's on a full
- * IPv4 table one at a time, but 0.7x on IPv6 and 0.45x back to back. A
+ * line and then the chain walk, a miss saves the walk: with only a
+ * minority of misses, asking paid on single IPv4 lookups but made IPv6
+ * lookups and back-to-back ones slower than stock's. A
  * window that asked again and found misses rare doubles @reask (up to
  * %FIB_BLOOM_REASK_MAX), so a steady mix of hits and some misses asks
  * rarely; any other window resets it. Then the policy runs.
@@ -527,7 +526,7 @@ fib_bloom_policy(struct fib *f)
 /*
  * The filter's share of an insert or delete, out of line: inlined into
  * fib_get() and fib_delete(), its registers made every update of a FIB
- * without a filter save and restore three more (counted with callgrind).
+ * without a filter save and restore more registers.
  */
 static __attribute__((noinline)) void
 bloom_add_key(struct fib *f, const net_addr *a)
@@ -585,8 +584,8 @@ fib_bloom_del(struct fib *f, const net_addr *a)
  * fib_find() calls it while the FIB's %FIB_FIND_FILTER bit is set, that
  * is while most calls miss: a negative answers without touching the chain,
  * a positive walks it. No prefetch of the bucket with the filter line: it
- * would double the lines a negative fetches (measured: 2.9x stock's miss
- * throughput on a full IPv4 table without it, 1.2x with). Never inlined
+ * would double the lines a negative fetches and lose most of the filter's
+ * gain on misses. Never inlined
  * into fib_find(): its registers would cost the hit path (stock's walk) a
  * stack frame.
  */

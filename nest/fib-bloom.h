@@ -42,11 +42,8 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
  * bases, by their hash for long ones) the lengths of the band at which
  * prefixes inside that region exist. A covering prefix of the band lies in
  * the query's own region, so one read of its mask rules out the band's
- * other lengths: modelled on the tier-1 tables with a slot per region, a
- * ROA check keeps some 3 of 27 candidate lengths (IPv6) and 7 of 17 (IPv4)
- * after 4 to 6 mask reads; callgrind counts 1,715 instructions per check
- * instead of 5,892 (IPv6), 1,803 instead of 2,752 (IPv4; 1,294 with the
- * cover table below).
+ * other lengths: a few mask reads leave a ROA check a small part of its
+ * candidate lengths, so it hashes, tests and walks far fewer of them.
  * Each slot counts its prefixes (sticky at 255) and clears its mask when
  * the count drops to zero; a length whose prefixes left a slot that still
  * holds others stays set until the next rebuild. Masks may so claim too
@@ -65,10 +62,9 @@ void fib_bloom_config_default(struct fib_bloom_config *c);
  * route in all).
  * These lengths then need no filter test and yield no false candidate:
  * the /8 band's mask is for the whole /8, and in a busy /8 it claims most
- * of its lengths for any query (tier-1 IPv4: 7.4 candidates per ROA check,
- * of which 1.8 real; 4.5 with the table). Kept exact on delete: a bit is
- * cleared when the last node with that prefix leaves (ROA tables hold one
- * node per ROA).
+ * of its lengths for any query, most of them false candidates. Kept exact
+ * on delete: a bit is cleared when the last node with that prefix leaves
+ * (ROA tables hold one node per ROA).
  */
 #define FIB_COVER_LENGTHS	16	/* Lengths 0..15, indexed by the first 16 bits */
 
@@ -337,8 +333,8 @@ static inline const u64 *fib_bloom_qblock(const struct fib_bloom *b, u64 h)
  * slot i in the block's half i mod 2 (counters 0-63 or 64-127, query-plane
  * word 0 or 1), so at most 9 slots per key (FIB_BLOOM_MAX_HASHES).
  * Independent slots: double hashing inside a 128-slot block made keys whose
- * slot sequences are shifts of each other, and measured 5x the
- * false-positive rate of independent ones. Fixed halves: a test builds one
+ * slot sequences are shifts of each other, and measured a far higher
+ * false-positive rate than independent ones. Fixed halves: a test builds one
  * mask per query-plane word (three instructions a slot) and compares each
  * word once, where a slot free to land in either word needed eight to pick
  * its word and bit; the uneven split (3 and 2 slots of the default 5)

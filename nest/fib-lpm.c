@@ -190,9 +190,8 @@ guard_init(struct fib *f, struct fib_guard *g, uint len, u32 keys)
  * and /16: exact, and no hash to compute), else hashed slots, half again as
  * many as keys, so that most slots hold one region, but at most 64K of
  * them (128 KB, a guard's size): a mask read that misses the L2 cache costs
- * more than the filter tests it saves. Measured in paired rounds against
- * 4M slots: IPv4 ROA checks and net_route() 3-9% faster with 64K (the /24
- * band's slots then hold some eight regions each), IPv6 alike within noise.
+ * more than the filter tests it saves, even though a capped band's slots
+ * then share several regions each.
  */
 static void
 band_init(struct fib *f, struct fib_band *bd, uint j, u32 keys, int vpn)
@@ -400,11 +399,10 @@ fib_lpm_guards_size(const struct fib_bloom *b)
 
 /*
  * Untested candidates whose buckets fib_lpm_init() prefetches with their
- * filter blocks: the first one or two are usually admitted (IPv4: +4-6% for
- * net_route()), the rest are mostly false. A ROA check used to prefetch
- * the buckets of all its candidates: with two, IPv6 checks measured 5%
- * faster in paired rounds; IPv4 ones run 5% fewer instructions, alike in
- * time within noise.
+ * filter blocks: the first one or two are usually admitted, so their
+ * buckets are worth fetching early; the rest are mostly false, and
+ * fetching their buckets too (as ROA checks once did for all candidates)
+ * costs more than it saves.
  */
 #define FIB_LPM_PRE	2
 
@@ -744,8 +742,7 @@ lpm_route_valid(rtable *tab, const net_addr *n, uint lo)
  * A table with a trie takes this walk only while its FIB has a filter
  * (fib_bloom_trie_leads()): with the guards' length masks it measured
  * faster than stock's trie walk for addresses inside prefixes and random
- * ones, both families (tests/bench/pair; before the masks a filter walk
- * below an IPv6 trie's top cost four times the trie walk's instructions).
+ * ones, both families; without the masks it was not.
  * Never inlined: its walk state (some 2 KB) would give net_route()'s trie
  * walk a frame ten times stock's.
  */

@@ -10,10 +10,9 @@
  *
  * Stock BIRD rehashes a FIB in one go inside the fib_get() or fib_delete()
  * that moves its entry count out of range: every node is visited, one cache
- * miss each. At a full BGP table that is one call of 30-60 ms in a bare
- * loop and 60-140 ms inside the daemon (the table growing from 512k to 1M
- * buckets at 1M routes), and the whole daemon (CLI, BGP keepalives, kernel
- * sync) waits for it.
+ * miss each. At a full BGP table that is one call of tens of milliseconds
+ * or more, and the whole daemon (CLI, BGP keepalives, kernel sync) waits
+ * for it.
  *
  * Here a large FIB keeps both tables while its buckets move over, a batch of
  * %FIB_REHASH_BATCH old buckets per run of an event, between main loop
@@ -41,8 +40,8 @@
  * unit tests and tools), the one in progress is finished at once first.
  *
  * Two cases keep stock's one-shot rehash: tables below
- * @fib_rehash_min_order (%FIB_REHASH_MIN_ORDER, 16k buckets; they rehash in
- * about a millisecond or less), and FIBs whose Bloom filter is active, where
+ * @fib_rehash_min_order (%FIB_REHASH_MIN_ORDER, 16k buckets; their one-shot
+ * rehash is too short to hold the loop up), and FIBs whose Bloom filter is active, where
  * the one-shot walk also rebuilds the filter for the new size (fib-bloom.c).
  * A filter activated while buckets move is built by a walk over fib_chain(),
  * which sees every node wherever it is.

@@ -22,7 +22,7 @@ struct fib;
  * fib_ht_alloc() and fib_rehash() are rt-fib.c's: allocate the hash table
  * for the FIB's current order, and stock's one-shot rehash.
  */
-#define FIB_REHASH_MIN_ORDER	14	/* Smaller tables rehash in about 1 ms or less */
+#define FIB_REHASH_MIN_ORDER	14	/* Smaller tables rehash at once: too quick to matter */
 #define FIB_REHASH_BATCH	4096	/* Old buckets moved per event run */
 #define FIB_REHASH_AHEAD	8	/* Old buckets prefetched ahead (both rehashes) */
 

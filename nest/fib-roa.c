@@ -14,19 +14,16 @@
  * filter and guards (fib-lpm.c) cut the lengths to a few candidates, but
  * each one that holds ROAs still costs a chain walk: the bucket, the nodes
  * before and after the ROAs of that prefix, each ROA's route, one cache
- * miss after another. Measured on the tier-1 IPv4 table with one ROA per
- * prefix (callgrind and tests/bench/pair), those walks were three quarters
- * of a check's time, about 1.8 of them per check.
+ * miss after another; measured, those walks were most of a check's time.
  *
  * So a ROA FIB of a table keeps an index of its
  * distinct ROA prefixes (&fib_roa): one slot per prefix and length with at
  * least one ROA whose net has a valid route, holding the origin and max
  * length of each such ROA (inline for one, in an array for more). The slots
  * are open-addressed with linear probing, at most three quarters full
- * (a table of half that load measured 25% slower on real ROAs: 16 MB
- * against 8 MB for 303,167 IPv4 ROAs, read at random, and a last-level
- * cache shared with the rest of bird), their home slot taken from the
- * prefix's filter key. A check then looks up the slots of all its
+ * (a lower load means more slots, read at random through a last-level
+ * cache shared with the rest of bird, and measured slower on real ROAs),
+ * their home slot taken from the prefix's filter key. A check then looks up the slots of all its
  * candidate lengths at once, their lines prefetched together, and decides
  * from them alone: valid if a ROA of a covering prefix has the route's
  * origin and allows its length, else invalid if any covering prefix has a
@@ -47,18 +44,15 @@
  * inside it (kept loosely: a bit of a slot that went stays until a quarter
  * of the slots' worth has gone, then all are recomputed). Real route
  * prefixes have one or two candidates there, where the filter's machinery
- * took a few hundred instructions to find them (callgrind, AS3856's routes
- * against 303,167 ROAs: 552 instructions per check through the filter's
- * candidates, 308 through the masks; stock's trie walk 630, its FIB loop
- * 805). IPv6: the same mask per /16 for lengths 1-16; for lengths 17-80 a
+ * took far more instructions to find them.
+ * IPv6: the same mask per /16 for lengths 1-16; for lengths 17-80 a
  * 64-bit word per /32, hashed into 2^16 words (512 KiB), set by prefixes
  * of 17-32 bits in every /32 they cover (a /19 in 8192 of them) and by
  * longer ones in the /32 they lie in; lengths 81-128 in one word for the
  * table. Real ROA6 prefixes are /19-/48, nearly all inside one /32 or
- * covering a few: on the 2017 VRP set a check of a tier-1 route had 708
- * instructions through the filter's candidates against stock's trie walk's
- * 687 (a small trie that stays in the cache). A hash collision or a stale
- * bit only adds a candidate whose slot is not there.
+ * covering a few, where the filter's candidates cost a check as much as
+ * stock's trie walk (a small trie that stays in the cache). A hash
+ * collision or a stale bit only adds a candidate whose slot is not there.
  *
  * So the index is built by the first check, filter or not (the upkeep
  * policy never sees those checks, and a ROA table builds no filter for

@@ -1313,7 +1313,9 @@ LPM_CLASS_REGISTER(lpm_dpcpe_class);
 /*
  * `perlength': the same engine with one filter and table per prefix length
  * and no expansion (the scheme DPCPE improves on), so that benchmarks
- * measure what the expansion gains. Selectable like any engine.
+ * measure what the expansion gains. An ablation, not an engine to run: it
+ * is not registered, so configurations do not know it; the benchmark tools
+ * and the unit test take it by its class.
  */
 const struct lpm_class lpm_perlength_class = {
   .name = "perlength",
@@ -1340,6 +1342,4 @@ const struct lpm_class lpm_perlength_class = {
   .stats = dpcpe_stats,
   .show = dpcpe_show,
 };
-
-LPM_CLASS_REGISTER(lpm_perlength_class);
 

@@ -30,9 +30,9 @@
  * own back-pressure.
  *
  * The same stop serves a second purpose: a receive buffer full of UPDATEs
- * took BGP's receive hook 60-120 ms in one call during a full-table install
- * with kernel sync (each route reaches every consumer, the kernel protocol's
- * queue among them). BGP now stops after %RT_IMPORT_SLICE and goes on from
+ * held BGP's receive hook far longer than a loop round should take, in one
+ * call, during a full-table install with kernel sync (each route reaches
+ * every consumer, the kernel protocol's queue among them). BGP now stops after %RT_IMPORT_SLICE and goes on from
  * the same event in the next round of BIRD's loop; the CLI's sockets are read
  * in every round (they are "fast" sockets), and a due timer instead of the
  * event would make the loop sleep in poll() for a millisecond per slice.

@@ -12,10 +12,10 @@
 #include "nest/rt-lpm.h"
 #include "lib/string.h"
 #include "lib/timer.h"
+#include "nest/cli-codes.h"
 
 #include <time.h>
 
-#define CLI_LPM 1028
 
 static void
 rt_lpm_show_one(struct cli *c, rtable *t)

@@ -38,9 +38,9 @@
 #include "lib/string.h"
 
 #include "proto/lpm/lpm.h"
+#include "nest/cli-codes.h"
 
-#define CLI_LPMX_BENCH		1031
-#define LPMX_BATCH		256
+#define LPMX_BENCH_BATCH	256			/* lookups per batch call */
 #define LPMX_BENCH_SLICE	(10 * 1000000ULL)	/* ns of work per loop cycle */
 #define LPMX_BENCH_CHUNK	4096			/* operations between clock reads */
 #define LPMX_BENCH_BUILD_MAX	32768			/* prefixes of the whole-build sample */
@@ -102,14 +102,14 @@ static void
 lpmx_bench_line(struct cli *c, const char *what, u64 ns, uint count)
 {
   double per = (double) ns / MAX(count, 1);
-  cli_printf(c, -CLI_LPMX_BENCH, "  %-44s %8u.%u ns/lookup %8u.%u Mlps", what,
+  cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  %-44s %8u.%u ns/lookup %8u.%u Mlps", what,
 	     (uint) per, (uint) (per * 10) % 10, (uint) (1000 / per), (uint) (10000 / per) % 10);
 }
 
 static void
 lpmx_bench_secs(struct cli *c, const char *what, u64 ns, uint count)
 {
-  cli_printf(c, -CLI_LPMX_BENCH, "  %-44s %4lu.%03lu s, %lu ns per prefix", what,
+  cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  %-44s %4lu.%03lu s, %lu ns per prefix", what,
 	     ns / 1000000000, ns / 1000000 % 1000, count ? ns / count : 0);
 }
 
@@ -134,9 +134,9 @@ lpmx_bench_run(struct lpmx_bench *b, const struct lpm_engine *e, u32 *val, uint 
     return;
   }
 
-  for (uint i = from; i < to; i += LPMX_BATCH)
+  for (uint i = from; i < to; i += LPMX_BENCH_BATCH)
   {
-    uint k = MIN(LPMX_BATCH, to - i);
+    uint k = MIN(LPMX_BENCH_BATCH, to - i);
     if (b->v6)
       b6(e, b->a6 + i, val + i, k);
     else
@@ -211,7 +211,7 @@ lpmx_bench_start(struct cli *c, struct lpmx_bench *b)
   b->updates = st.updates;
   if (!st.prefixes)
   {
-    cli_printf(c, -CLI_LPMX_BENCH, "%s: no prefixes", net_label[b->e->net_type]);
+    cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "%s: no prefixes", net_label[b->e->net_type]);
     return 0;
   }
 
@@ -392,13 +392,13 @@ lpmx_bench_slice(struct cli *c, struct lpmx_bench *b)
 	break;
       if (!b->cnt)
       {
-	cli_printf(c, -CLI_LPMX_BENCH, "%s: no prefixes", net_label[b->e->net_type]);
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "%s: no prefixes", net_label[b->e->net_type]);
 	b->fam++;
 	lpmx_bench_next(b, LB_START);
 	break;
       }
       b->sample = MIN(b->cnt, LPMX_BENCH_BUILD_MAX);
-      cli_printf(c, -CLI_LPMX_BENCH, "%s: %u lookups of addresses inside its %u exported prefixes, %u next-hop entries",
+      cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "%s: %u lookups of addresses inside its %u exported prefixes, %u next-hop entries",
 		 net_label[b->e->net_type], b->count, b->cnt, b->p->nht.live);
       lpmx_bench_next(b, LB_ADDR);
       break;
@@ -422,9 +422,9 @@ lpmx_bench_slice(struct cli *c, struct lpmx_bench *b)
       if (!lpmx_bench_chunks(b, b->count, &budget))
 	break;
       lpmx_bench_line(c, tmp_sprintf("%s, %s batches of %u%s", b->e->class->name, lpm_variant_names[b->var],
-				     LPMX_BATCH, (b->var == b->e->variant) ? " (in use)" : ""), b->ns, b->count);
+				     LPMX_BENCH_BATCH, (b->var == b->e->variant) ? " (in use)" : ""), b->ns, b->count);
       if (b->bad && lpmx_bench_same(b))
-	cli_printf(c, -CLI_LPMX_BENCH, "  MISMATCH: %u answers of %s differ from single lookups",
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  MISMATCH: %u answers of %s differ from single lookups",
 		   b->bad, lpm_variant_names[b->var]);
       uint v = lpmx_bench_next_var(b, b->var + 1);
       lpmx_bench_next(b, (v < LPM_VAR_MAX) ? LB_BATCH : LB_NH);
@@ -484,7 +484,7 @@ lpmx_bench_slice(struct cli *c, struct lpmx_bench *b)
 	const char *of = (b->sample < b->cnt) ? tmp_sprintf(" of %u", b->cnt) : "";
 	lpmx_bench_secs(c, tmp_sprintf("feed of %u%s prefixes, one whole build", b->sample, of), tb, b->sample);
 	lpmx_bench_secs(c, tmp_sprintf("feed of %u%s prefixes, one update each", b->sample, of), ts, b->sample);
-	cli_printf(c, -CLI_LPMX_BENCH, "  %-44s %4u.%02u x", "whole build speed-up",
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  %-44s %4u.%02u x", "whole build speed-up",
 		   (uint) (ts / MAX(tb, 1)), (uint) (ts * 100 / MAX(tb, 1)) % 100);
       }
       lpmx_bench_next(b, b->es ? LB_COMPARE : LB_END);
@@ -494,18 +494,18 @@ lpmx_bench_slice(struct cli *c, struct lpmx_bench *b)
       if (!lpmx_bench_chunks(b, b->count, &budget))
 	break;
       if (b->bad && ((b->sample < b->cnt) || lpmx_bench_same(b)))
-	cli_printf(c, -CLI_LPMX_BENCH, "  MISMATCH: %u answers of the private engines differ", b->bad);
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  MISMATCH: %u answers of the private engines differ", b->bad);
       lpmx_bench_next(b, LB_END);
       break;
 
     case LB_END:
       if (!b->eb || !b->es)
-	cli_printf(c, -CLI_LPMX_BENCH, "  (no memory for a private engine: builds not measured)");
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  (no memory for a private engine: builds not measured)");
       if (!lpmx_bench_same(b))
-	cli_printf(c, -CLI_LPMX_BENCH, "  (the exporter's engine changed meanwhile: answers not compared with its own)");
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  (the exporter's engine changed meanwhile: answers not compared with its own)");
       /* The loops' results must be used, or they could be left out */
       if (b->sink == 1)
-	cli_printf(c, -CLI_LPMX_BENCH, "  (checksum %lu)", (ulong) b->sink);
+	cli_printf(c, -CLI_LPM_LOOKUP_BENCH, "  (checksum %lu)", (ulong) b->sink);
       lpmx_bench_fam_free(b);
       b->fam++;
       lpmx_bench_next(b, LB_START);

@@ -53,8 +53,8 @@
 #include "lib/string.h"
 
 #include "proto/lpm/lpm.h"
+#include "nest/cli-codes.h"
 
-#define CLI_LPMX 1030
 
 static inline uint lpmx_fam_of(uint net_type) { return net_type == NET_IP6; }
 
@@ -878,14 +878,14 @@ lpmx_show_lookup(struct proto *P, const net_addr *n)
   u32 pv = lpm_match(f->e, n, &px.n);
 
   if (v == LPM_NONE)
-    cli_msg(-CLI_LPMX, "%I -%s", net_prefix(n), (pv != LPM_NONE) ? " MISMATCH: the exported prefixes cover it" : " -");
+    cli_msg(-CLI_LPM_LOOKUP, "%I -%s", net_prefix(n), (pv != LPM_NONE) ? " MISMATCH: the exported prefixes cover it" : " -");
   else
   {
     lpmx_nh_format(txt, sizeof(txt), &p->nht.nh[v]);
     if (pv != v)
-      cli_msg(-CLI_LPMX, "%I ? %s MISMATCH: the exported prefixes say %s", net_prefix(n), txt, (pv != LPM_NONE) ? "another next hop" : "none");
+      cli_msg(-CLI_LPM_LOOKUP, "%I ? %s MISMATCH: the exported prefixes say %s", net_prefix(n), txt, (pv != LPM_NONE) ? "another next hop" : "none");
     else
-      cli_msg(-CLI_LPMX, "%I %N %s", net_prefix(n), &px.n, txt);
+      cli_msg(-CLI_LPM_LOOKUP, "%I %N %s", net_prefix(n), &px.n, txt);
   }
 
   cli_msg(0, "");

@@ -1,5 +1,6 @@
 # Table options `bloom ...': good values parse, bad ones are rejected with
-# file and line; stock BIRD does not know them.
+# file and line; stock BIRD does not know them. The benchmarks' ablation
+# engine is not a configuration engine.
 . "$(dirname "$0")/../lib.sh"
 
 conf() {  # conf FILE TABLE-OPTIONS...
@@ -30,6 +31,12 @@ for opt in "bloom hashes 0" "bloom hashes 10" "bloom counters 3" "bloom counters
 done
 conf "$WORK/bad.conf" "bloom hashes 0"
 check "range error text" grep -q "Bloom hashes must be in range 1-9" <<< "$("$BIN/bird" -p -c "$WORK/bad.conf" 2>&1)"
+
+# perlength, dpcpe's ablation for benchmarks, is no configuration engine
+conf "$WORK/bad.conf" "lpm engine perlength"
+out=$("$BIN/bird" -p -c "$WORK/bad.conf" 2>&1)
+echo "  'lpm engine perlength' -> $out"
+check "'lpm engine perlength' is rejected with file and line" grep -q "$WORK/bad.conf:3:.*Unknown LPM engine perlength" <<< "$out"
 
 check "stock BIRD does not know 'bloom' (the options are ours)" bash -c "! '$STOCK_BIN/bird' -p -c '$WORK/good.conf' 2>/dev/null"
 finish

@@ -48,6 +48,7 @@
 
 #include "nest/lpm.h"
 #include "nest/lpm-simd.h"
+#include "nest/lpm-dpcpe.h"
 #include "lib/string.h"
 
 #include <pthread.h>
@@ -1421,7 +1422,8 @@ main(int argc, char *argv[])
     die("cannot allow huge pages: %m");
   v6 = (argv[1][0] == '6');
   bits = v6 ? IP6_MAX_PREFIX_LENGTH : IP4_MAX_PREFIX_LENGTH;
-  if (!(cls = lpm_class_find(eng)))
+  /* perlength, the ablation of dpcpe, is no configuration engine: by class */
+  if (!(cls = lpm_class_find(eng)) && !(cls = strcmp(eng, "perlength") ? NULL : &lpm_perlength_class))
     die("unknown engine %s", eng);
   variants = cls->variants & lpm_variants_cpu();
   for (uint v = 0; v < LPM_VAR_MAX; v++)
