@@ -105,6 +105,14 @@
 #include "lib/resource.h"
 #include "lib/string.h"
 
+/**
+ * fib_bloom_config_default - default filter configuration
+ * @c: configuration to fill
+ *
+ * Enables the filter with %FIB_BLOOM_DEF_HASHES hashes and
+ * %FIB_BLOOM_DEF_COUNTERS counters per entry; every FIB and table
+ * configuration starts from these.
+ */
 void
 fib_bloom_config_default(struct fib_bloom_config *c)
 {
@@ -190,6 +198,14 @@ len_dec(struct fib_bloom *b, uint len)
   (*c)--;
 }
 
+/**
+ * fib_bloom_init - attach filter state to a new FIB
+ * @f: FIB being initialized
+ *
+ * Allocates the &fib_bloom of @f from its pool with the default
+ * configuration. A new FIB starts %FIB_BLOOM_DORMANT: per-length counts are
+ * kept, but there is no filter until the upkeep policy builds one.
+ */
 void
 fib_bloom_init(struct fib *f)
 {
@@ -228,6 +244,13 @@ bloom_ask(struct fib_bloom *b, int ask)
   fib_find_gate(b->fib, ask ? FIB_FIND_FILTER : 0, ask ? 0 : FIB_FIND_FILTER);
 }
 
+/**
+ * fib_bloom_asked - whether fib_find() asks the filter
+ * @b: filter state
+ *
+ * Returns non-zero while the FIB's %FIB_FIND_FILTER bit is set, that is
+ * while fib_find() goes through fib_bloom_find() rather than stock's walk.
+ */
 int
 fib_bloom_asked(const struct fib_bloom *b)
 {
@@ -247,6 +270,13 @@ bloom_release(struct fib_bloom *b)
   b->nblocks = b->capacity = b->items = b->saturated = 0;
 }
 
+/**
+ * fib_bloom_free - free a FIB's filter state
+ * @f: FIB being freed
+ *
+ * Drops the ROA index, the filter and its guards, and the &fib_bloom
+ * itself. Does nothing if @f has no filter state.
+ */
 void
 fib_bloom_free(struct fib *f)
 {
@@ -313,6 +343,16 @@ fib_bloom_rebuild_begin(struct fib *f)
   return 1;
 }
 
+/**
+ * fib_bloom_rebuild_node - feed one node to a filter being rebuilt
+ * @f: FIB
+ * @a: the node's net
+ *
+ * Called for every node between fib_bloom_rebuild_begin() and
+ * fib_bloom_rebuild_end(); does nothing if no rebuild is in progress. Keys
+ * are batched so that their filter blocks are prefetched together, and the
+ * net is counted in the guards at once.
+ */
 void
 fib_bloom_rebuild_node(struct fib *f, const net_addr *a)
 {
@@ -327,6 +367,14 @@ fib_bloom_rebuild_node(struct fib *f, const net_addr *a)
   fib_lpm_guards_account(b, a, 1);
 }
 
+/**
+ * fib_bloom_rebuild_end - finish a filter rebuild
+ * @f: FIB
+ *
+ * Adds the keys still batched and lets fib_find() ask the new filter; the
+ * next window of calls decides whether it goes on asking. Does nothing if
+ * no rebuild is in progress.
+ */
 void
 fib_bloom_rebuild_end(struct fib *f)
 {
@@ -392,6 +440,16 @@ bloom_set_state(struct fib *f, uint state)
   fib_roa_state(f);
 }
 
+/**
+ * fib_bloom_configure - apply a new filter configuration
+ * @f: FIB
+ * @c: new configuration
+ *
+ * Does nothing if @c equals the current configuration. Otherwise
+ * `bloom off' drops the filter, enabling a disabled one returns it to the
+ * policy (or to an active filter if pinned), and other changes rebuild the
+ * filter from the nodes.
+ */
 void
 fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c)
 {
@@ -546,6 +604,15 @@ bloom_del_key(struct fib *f, const net_addr *a)
   fib_lpm_guards_account(b, a, 0);
 }
 
+/**
+ * fib_bloom_add - account for a net inserted into the FIB
+ * @f: FIB
+ * @a: the inserted net
+ *
+ * Called by fib_get() for every new node: counts the prefix length and
+ * the update for the policy, adds the key to an active filter (out of
+ * line, bloom_add_key()) and ticks the policy.
+ */
 void
 fib_bloom_add(struct fib *f, const net_addr *a)
 {
@@ -559,11 +626,16 @@ fib_bloom_add(struct fib *f, const net_addr *a)
   fib_bloom_tick(b);
 }
 
-/*
- * fib_delete() calls this before its walk (then nothing of it is live
- * across the call: two registers fewer to save per delete) and ticks the
- * policy only once the node is gone, as the policy may build the filter
- * from the nodes.
+/**
+ * fib_bloom_del - account for a net deleted from the FIB
+ * @f: FIB
+ * @a: the net being deleted
+ *
+ * Uncounts the prefix length, counts the update and removes the key from
+ * an active filter. fib_delete() calls this before its walk (then nothing
+ * of it is live across the call: two registers fewer to save per delete)
+ * and ticks the policy only once the node is gone, as the policy may build
+ * the filter from the nodes.
  */
 void
 fib_bloom_del(struct fib *f, const net_addr *a)
@@ -612,11 +684,24 @@ fib_bloom_find(struct fib *f, const net_addr *a)
  *	Statistics
  */
 
+/**
+ * fib_bloom_size - memory of the filter in bytes
+ * @b: filter state
+ *
+ * Counts each block's line of counters and its query-plane bits; the
+ * guards are counted by fib_lpm_guards_size().
+ */
 uint
 fib_bloom_size(const struct fib_bloom *b)
 { return b->nblocks * (64 + 16); }
 
-/* Share of counters that are non-zero: the query plane's bits set */
+/**
+ * fib_bloom_fill - share of the filter's counters that are non-zero
+ * @b: filter state
+ *
+ * Counts the query plane's set bits; 0 without an active filter. For
+ * the statistics of `show fib'.
+ */
 double
 fib_bloom_fill(const struct fib_bloom *b)
 {
@@ -667,11 +752,15 @@ bloom_pow(double x, uint n)
   return p;
 }
 
-/*
- * Expected false-positive rate of a blocked filter: a query lands in a
- * block holding L keys, L Poisson-distributed with mean items / blocks, and
- * finds its k0 slots of half 0 non-zero with probability
- * (1 - (1 - 1/64)^(k0 L))^k0, its k1 slots of half 1 likewise.
+/**
+ * fib_bloom_fpr_predicted - expected false-positive rate of the filter
+ * @b: filter state
+ *
+ * Models a blocked filter: a query lands in a block holding L keys, L
+ * Poisson-distributed with mean items / blocks, and finds its k0 slots of
+ * half 0 non-zero with probability (1 - (1 - 1/64)^(k0 L))^k0, its k1 slots
+ * of half 1 likewise. Returns 0 without an active filter. For `show fib'
+ * and the tests, which compare it with the measured rate.
  */
 double
 fib_bloom_fpr_predicted(const struct fib_bloom *b)

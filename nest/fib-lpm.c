@@ -206,6 +206,14 @@ band_init(struct fib *f, struct fib_band *bd, uint j, u32 keys, int vpn)
   bd->slot = mb_allocz(f->fib_pool, sizeof(u16) << bd->bits);
 }
 
+/**
+ * fib_lpm_guards_free - free a filter's guards
+ * @b: filter state
+ *
+ * Frees the head guard, the cover table and every band's length masks,
+ * and clears their descriptors, so that lookups find no guards until
+ * fib_lpm_guards_init() builds them again with the next filter.
+ */
 void
 fib_lpm_guards_free(struct fib_bloom *b)
 {
@@ -225,6 +233,18 @@ fib_lpm_guards_free(struct fib_bloom *b)
   }
 }
 
+/**
+ * fib_lpm_guards_account - count a net in or out of the guards
+ * @b: filter state
+ * @a: the net
+ * @add: 1 for an insert, 0 for a delete
+ *
+ * Updates the head guard's counter, the cover table bit (for IPv4 lengths
+ * below 16) or the length mask and count of the net's band slot. Counters
+ * that saturate stay put, so a guard may claim too much but never too
+ * little; nets of types without longest-prefix walks are ignored. Called
+ * with every key the filter adds or removes.
+ */
 void
 fib_lpm_guards_account(struct fib_bloom *b, const net_addr *a, int add)
 {
@@ -376,6 +396,12 @@ fib_lpm_guards_cover(struct fib *f)
   return ok;
 }
 
+/**
+ * fib_lpm_bands - number of bands with length masks
+ * @b: filter state
+ *
+ * For statistics and the tests.
+ */
 uint
 fib_lpm_bands(const struct fib_bloom *b)
 {
@@ -385,7 +411,13 @@ fib_lpm_bands(const struct fib_bloom *b)
   return n;
 }
 
-/* Bytes of the head guard, the length masks and the cover table */
+/**
+ * fib_lpm_guards_size - memory of the guards in bytes
+ * @b: filter state
+ *
+ * Counts the head guard, the length masks and the cover table; the
+ * filter itself is counted by fib_bloom_size().
+ */
 uint
 fib_lpm_guards_size(const struct fib_bloom *b)
 {
@@ -681,7 +713,16 @@ lpm_find(struct fib *f, struct fib_lpm *s, const net_addr *x)
   return NULL;
 }
 
-/* fib_route() for fib_lpm_supported() nets */
+/**
+ * fib_bloom_route - fib_route() through the filter
+ * @f: FIB
+ * @n: net of a type fib_lpm_supported() accepts
+ *
+ * Returns the longest-prefix node covering @n, or NULL: the same answer
+ * as stock's fib_route(), found by testing only the candidate lengths that
+ * the per-length counts, the guards and the filter leave. Called through
+ * fib_accel_route() (fib-accel.c).
+ */
 void *
 fib_bloom_route(struct fib *f, const net_addr *n)
 {

@@ -208,6 +208,15 @@ fib_rehash_begin(struct fib *f, int step)
   ev_schedule(f->rehash_event);
 }
 
+/**
+ * fib_rehash_finish - complete a rehash in progress at once
+ * @f: FIB
+ *
+ * Moves all the old buckets that are left and cancels the rehash event;
+ * does nothing without a rehash in progress. Used where the old table must
+ * be gone before going on, such as a new rehash becoming due while one is
+ * in progress.
+ */
 void
 fib_rehash_finish(struct fib *f)
 {
@@ -218,6 +227,13 @@ fib_rehash_finish(struct fib *f)
   ev_postpone(f->rehash_event);
 }
 
+/**
+ * fib_rehash_free - drop the rehash state of a FIB being freed
+ * @f: FIB
+ *
+ * Frees the old table of a rehash in progress, without moving its
+ * buckets, and the rehash event.
+ */
 void
 fib_rehash_free(struct fib *f)
 {

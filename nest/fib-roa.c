@@ -623,6 +623,13 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
   return anything ? ROA_INVALID : ROA_UNKNOWN;
 }
 
+/**
+ * fib_roa_free - drop a FIB's ROA index
+ * @f: FIB
+ *
+ * Frees the index and its slots; does nothing if @f has none. Called when
+ * the FIB's filter state is freed.
+ */
 void
 fib_roa_free(struct fib *f)
 {
@@ -711,6 +718,14 @@ fib_roa_exact(struct fib *f)
   return ok;
 }
 
+/**
+ * fib_roa_size - memory of a ROA index in bytes
+ * @r: the index, or NULL
+ *
+ * Counts the index itself, its slots, the IPv4 and (if present) IPv6
+ * block masks, and the arrays of slots holding more than one ROA. Returns 0
+ * for NULL.
+ */
 uint
 fib_roa_size(const struct fib_roa *r)
 {

@@ -123,7 +123,16 @@ int fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn);
 /* A ROA net's valid route appeared (@valid) or went (rt_lpm_net_changed()) */
 void fib_roa_changed(struct fib *f, const net_addr *roa, int valid);
 
-/* The slot of prefix @px/@pxlen (filter key @h), NULL if it has none */
+/**
+ * fib_roa_find4 - slot of an IPv4 ROA prefix in the index
+ * @r: the index
+ * @h: the prefix's filter key
+ * @px: prefix
+ * @pxlen: its length
+ *
+ * Probes linearly from the home slot that @h gives. Returns the prefix's
+ * slot, or NULL if the index has none for it.
+ */
 static inline const struct fib_roa_slot *
 fib_roa_find4(const struct fib_roa *r, u64 h, ip4_addr px, uint pxlen)
 {
@@ -138,6 +147,15 @@ fib_roa_find4(const struct fib_roa *r, u64 h, ip4_addr px, uint pxlen)
   }
 }
 
+/**
+ * fib_roa_find6 - slot of an IPv6 ROA prefix in the index
+ * @r: the index
+ * @h: the prefix's filter key
+ * @px: prefix
+ * @pxlen: its length
+ *
+ * As fib_roa_find4(), for IPv6 prefixes.
+ */
 static inline const struct fib_roa_slot *
 fib_roa_find6(const struct fib_roa *r, u64 h, ip6_addr px, uint pxlen)
 {

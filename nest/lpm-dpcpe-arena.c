@@ -39,6 +39,16 @@
 #define ARENA_ALIGN	64
 #define ARENA_PAGE	4096
 
+/**
+ * dpcpe_arena_init - set up an arena in a region of its own
+ * @a: arena to initialize
+ * @p: pool for the region and the arena's lists
+ * @size: bytes to reserve: the arena's limit
+ *
+ * Reserves the region and asks for transparent huge pages on it. Offset 0
+ * is never handed out, so it can mean no block. Returns 0, or -1 if the
+ * region cannot be reserved.
+ */
 int
 dpcpe_arena_init(struct dpcpe_arena *a, pool *p, u64 size)
 {

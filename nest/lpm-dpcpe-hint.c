@@ -18,9 +18,8 @@
  * 64 KiB of hints stay in the cache: reading them costs no round trip, and a
  * lookup then touches only the lines of the levels its region has. A random
  * IPv6 address falls in a /16 that holds nothing and is answered by the
- * array alone; on the tier-1 table a random IPv4 address tests the /24 level
- * in 31% of the cases and the /32 level in 0.4%, an address inside a prefix
- * in 96% and 3%.
+ * array alone, and a random IPv4 address tests the /24 level only where its
+ * /16 holds /24s, the /32 level rarely.
  *
  * The writer keeps, per hint byte and bit, a count of the live expanded
  * entries behind it (u16, control memory). A count that reaches its maximum
@@ -34,13 +33,13 @@
  *
  * IPv6 prefixes crowd under a few /16s (2001::/16 and 2a0x::/16 hold most
  * of the tier-1 table), whose bytes name nearly every level: an address
- * inside a prefix there still tested 6.8 of 8 levels. So an IPv6 layout also
+ * inside a prefix there still tested nearly all levels. So an IPv6 layout also
  * keeps fine hint bytes, one per hashed /32 (2^%DPCPE_FBITS, 64 KiB), with
  * their own counts, for the levels of length %DPCPE_FLEN or more, whose
  * entries each lie in one /32 (a shorter level's entry would cover many).
  * A lookup keeps those levels' bits of its /16 byte only where its /32 byte
  * has them too; /32s that share a byte only set more bits. An address inside
- * a prefix then tests about half the levels (counted on the tier-1 table).
+ * a prefix then tests far fewer levels.
  */
 
 #include "nest/bird.h"
@@ -203,14 +202,32 @@ hint_change(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k, void (*c
   }
 }
 
-/* Entry @k appears in level @l: count it, and set its bits before it is stored */
+/**
+ * dpcpe_hint_add - count an entry in its hint bytes
+ * @x: engine
+ * @l: level the entry appears in
+ * @k: the entry's key
+ *
+ * Counts entry @k of level @l in its /16 hint byte and, for levels long
+ * enough, in its fine hint byte, setting their bits; called before the
+ * entry is stored, so that no reader misses it. Does nothing for a level
+ * whose entries are not counted.
+ */
 void
 dpcpe_hint_add(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
   hint_change(x, l, k, hint_up);
 }
 
-/* Entry @k has left level @l: clear its bits after the last one */
+/**
+ * dpcpe_hint_del - uncount an entry from its hint bytes
+ * @x: engine
+ * @l: level the entry has left
+ * @k: the entry's key
+ *
+ * The reverse of dpcpe_hint_add(), called after the entry is gone: a bit
+ * is cleared when its last entry has left, unless its count has saturated.
+ */
 void
 dpcpe_hint_del(struct dpcpe *x, struct dpcpe_level *l, struct dpcpe_key k)
 {
@@ -282,7 +299,13 @@ dpcpe_hint_check(struct dpcpe *x)
   return ok;
 }
 
-/* Hint bytes (@fine: fine hint bytes) that name some level (show lpm) */
+/**
+ * dpcpe_hint_slots_used - hint bytes that name some level
+ * @x: engine
+ * @fine: 1 for the fine hint bytes, 0 for the /16 ones
+ *
+ * Counts the non-zero hint bytes of the current layout, for `show lpm'.
+ */
 u64
 dpcpe_hint_slots_used(struct dpcpe *x, int fine)
 {

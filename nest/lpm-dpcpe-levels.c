@@ -28,10 +28,10 @@
  * exact, and the tables can be sized before they are filled. The tests
  * check the count against brute force and against the built tables.
  *
- * Default. With the direct array taking prefixes up to /16, the tier-1
- * IPv6 table (160k prefixes, 46 lengths) expands to 1.78M entries with 5
- * levels, 491k with 8 and 247k with 10; the lookup rate measured by
- * tests/lpm/dpcpe-bench.c for 4 to 12 levels decided %DPCPE_DEF_LEVELS6.
+ * Default. With the direct array taking prefixes up to /16, more levels
+ * mean far fewer expanded entries of an IPv6 table but more filter tests
+ * per lookup; the lookup rate measured by tests/lpm/dpcpe-bench.c for 4 to
+ * 12 levels decided %DPCPE_DEF_LEVELS6.
  *
  * Before an engine has seen prefixes it has a prior: the shape of a public
  * table, so that the first levels are sensible; the engine chooses again

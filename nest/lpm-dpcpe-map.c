@@ -77,6 +77,13 @@ dpcpe_map_init(struct dpcpe_map *m, struct dpcpe_arena *ar, u32 count)
   return (m->off == DPCPE_NOMEM) ? -1 : 0;
 }
 
+/**
+ * dpcpe_map_fini - free a prefix map
+ * @m: map
+ *
+ * Returns the map's slots to the control arena, if it has any, and leaves
+ * it empty.
+ */
 void
 dpcpe_map_fini(struct dpcpe_map *m)
 {
@@ -129,6 +136,15 @@ dpcpe_map_reserve(struct dpcpe_map *m, u32 more)
   return 0;
 }
 
+/**
+ * dpcpe_map_find - look up an original prefix
+ * @m: map
+ * @k: the prefix's key
+ * @len: its length
+ *
+ * Returns the map's entry for the prefix of @k and @len, or NULL if the
+ * prefix is not in the map.
+ */
 struct dpcpe_pfx *
 dpcpe_map_find(struct dpcpe_map *m, struct dpcpe_key k, uint len)
 {
@@ -164,6 +180,15 @@ dpcpe_map_add(struct dpcpe_map *m, struct dpcpe_key k, uint len, u32 val)
   return &s[i];
 }
 
+/**
+ * dpcpe_map_del - remove an entry from the prefix map
+ * @m: map
+ * @p: the entry, as dpcpe_map_find() returned it
+ *
+ * Deletes by backward shift: each later entry of the probe run whose home
+ * slot does not lie between the hole and the entry moves into the hole,
+ * so lookups need no tombstones.
+ */
 void
 dpcpe_map_del(struct dpcpe_map *m, struct dpcpe_pfx *p)
 {

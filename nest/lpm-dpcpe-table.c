@@ -55,12 +55,25 @@ static inline byte *lv_tab(struct dpcpe *x, struct dpcpe_level *l) { return x->b
 static inline u64 *lv_flt(struct dpcpe *x, struct dpcpe_level *l) { return (u64 *) (x->base + l->d.flt); }
 static inline u64 *lv_ctr(struct dpcpe *x, struct dpcpe_level *l) { return dpcpe_ptr(&x->ca, l->ctr); }
 
+/**
+ * dpcpe_level_lookup_bytes - lookup memory of a level
+ * @l: level
+ *
+ * Returns the bytes that lookups read: the buckets and the filter words.
+ */
 u64
 dpcpe_level_lookup_bytes(const struct dpcpe_level *l)
 {
   return (u64) l->d.nb * DPCPE_BUCKET + (u64) l->d.nw * 8;
 }
 
+/**
+ * dpcpe_level_control_bytes - control memory of a level
+ * @l: level
+ *
+ * Returns the bytes only the writer keeps for the level: an owner length
+ * per slot and the 4-bit counters behind the filter words.
+ */
 u64
 dpcpe_level_control_bytes(const struct dpcpe_level *l)
 {
@@ -225,6 +238,14 @@ filter_maybe_recount(struct dpcpe *x, struct dpcpe_level *l)
  *	Keys
  */
 
+/**
+ * dpcpe_level_hash - hash of a key in a level
+ * @l: level
+ * @k: key, expanded to the level's length
+ *
+ * Hashes the key's words with the level's own seeds; the hash picks the
+ * key's bucket and filter bits in @l.
+ */
 u64
 dpcpe_level_hash(const struct dpcpe_level *l, struct dpcpe_key k)
 {
@@ -233,6 +254,15 @@ dpcpe_level_hash(const struct dpcpe_level *l, struct dpcpe_key k)
   return dpcpe_hash(w, l->d.words, l->d.sa, l->d.sb);
 }
 
+/**
+ * dpcpe_level_key - key stored in a slot
+ * @x: engine
+ * @l: level
+ * @slot: slot index in the level's table
+ *
+ * Reads the key back from the slot's bucket in the layout of the level's
+ * kind (8-, 16- or 32-byte slots), for walks over a level's entries.
+ */
 struct dpcpe_key
 dpcpe_level_key(struct dpcpe *x, struct dpcpe_level *l, u32 slot)
 {

@@ -251,6 +251,16 @@ lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid)
   return g;
 }
 
+/**
+ * lpm_region_discard - give back a region's pages from an offset on
+ * @g: region
+ * @from: offset, rounded up to a page
+ *
+ * Drops the contents of the pages from @from to the end of the region, so
+ * that they take no memory until written again. Pages of a shared-memory
+ * object are punched out of the file (they would keep their contents under
+ * MADV_DONTNEED), and its reservation shrinks to @from.
+ */
 void
 lpm_region_discard(struct lpm_region *g, size_t from)
 {

@@ -74,6 +74,18 @@ simd_view_init(struct simd_view *v, const void *region)
   return 0;
 }
 
+/**
+ * simd_bulk4_scalar - batch lookup of IPv4 addresses in a view (scalar)
+ * @v: the view
+ * @a: addresses
+ * @val: answers, one per address
+ * @n: number of addresses
+ *
+ * Stores in @val[i] the value of the longest prefix covering @a[i], or
+ * %LPM_NONE. Takes groups of %SIMD_GROUP addresses level by level, so that
+ * their loads overlap, and the rest one at a time; the variant every
+ * architecture has.
+ */
 void
 simd_bulk4_scalar(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n)
 {
@@ -117,6 +129,18 @@ simd_bulk4_scalar(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n
     val[i] = simd_view_lookup4(v, ip4_to_u32(a[i]));
 }
 
+/**
+ * simd_bulk6_scalar - batch lookup of IPv6 addresses in a view (scalar)
+ * @v: the view
+ * @a: addresses
+ * @val: answers, one per address
+ * @n: number of addresses
+ *
+ * Stores in @val[i] the value of the longest prefix covering @a[i], or
+ * %LPM_NONE. Takes groups of %SIMD_GROUP addresses level by level, so that
+ * their loads overlap, and the rest one at a time; the variant every
+ * architecture has.
+ */
 void
 simd_bulk6_scalar(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n)
 {

@@ -24,15 +24,15 @@
  * figures). IPv4: a 20-bit root, 4-bit rows to /24, 8-bit rows to /32.
  * Spider's 16-8-8 spends a 256-element row on every /16 holding a longer
  * prefix, and values here are per prefix, so those rows are mostly copies
- * of a few covering answers: 26.7 MB for 902k prefixes, against 13.7 MB
- * with 20-4-8 at the same two loads for a /24 and the same batch speed
- * (a 4-bit row is one cache line; the 4 MB root stays in the L3 cache).
+ * of a few covering answers: 20-4-8 needs about half the memory at the
+ * same two loads for a /24 and the same batch speed (a 4-bit row is one
+ * cache line; the 4 MB root stays in the L3 cache).
  * IPv6: 20, 4, 8 to /32, then 6, 5, 5 to /48, then 8-bit rows: the tier-1
  * table has most prefixes at /32-/48, thinly spread, so 8-bit rows there
- * would be mostly copies (39 MB for 160k prefixes, 8-8 from /32 to /48)
- * while the 6-5-5 split costs one more load for the deepest prefixes and
- * keeps the table at about 22 MB; of the plans within the 32 MB target it
- * measured fastest for addresses inside prefixes.
+ * would be mostly copies, while the 6-5-5 split costs one more load for
+ * the deepest prefixes and keeps the table well inside the 32 MB target;
+ * of the plans within that target it measured fastest for addresses
+ * inside prefixes.
  * simd_new_plan() takes any plan whose levels do not cross a 32-bit word.
  *
  * Route aggregation. A row whose elements are all the same answer is not
@@ -288,8 +288,8 @@ simd_uniform(const u32 *b, uint n)
  * keys inserted in the slot order of another table (a dump of one engine
  * fed to another, as `show lpm lookup benchmark' does; or prefixes chosen
  * to collide) pile up in one run while the table is smaller than the one
- * they came from: each insert then probes the whole run, and a full IPv4
- * table took 46 us per prefix instead of 0.5.
+ * they came from: each insert then probes the whole run, and filling a
+ * full table becomes quadratic.
  */
 static inline uint
 simd_hash_slot(const struct simd_hash *h, const ip6_addr *a, uint len)
@@ -1283,6 +1283,17 @@ SIMD_BULK(6, avx512)
  *	Creation, stats
  */
 
+/**
+ * simd_plan_format - write a stride plan as text
+ * @buf: output buffer
+ * @size: its size
+ * @stride: bits per level, root first
+ * @levels: entries of @stride
+ *
+ * Writes the strides separated by '-' ("20-4-8"), the form
+ * simd_plan_parse() reads, truncated to @size. Returns the length
+ * written.
+ */
 int
 simd_plan_format(char *buf, uint size, const u8 *stride, uint levels)
 {
@@ -1460,18 +1471,41 @@ simd_free(struct lpm_engine *e)
   rfree(t->p);
 }
 
+/**
+ * simd_view - the lookup view of a simd engine
+ * @e: engine
+ *
+ * Returns the engine's &simd_view, through which the single and batch
+ * lookups (simd_view_lookup4(), simd_bulk4_scalar() and the others) read
+ * its table.
+ */
 const struct simd_view *
 simd_view(const struct lpm_engine *e)
 {
   return &SIMD(e)->view;
 }
 
+/**
+ * simd_region_base - base address of a simd engine's lookup region
+ * @e: engine
+ *
+ * For tools and tests that read the region directly (its header and
+ * elements).
+ */
 const void *
 simd_region_base(const struct lpm_engine *e)
 {
   return SIMD(e)->reg->base;
 }
 
+/**
+ * simd_set_limit - cap the lookup memory of a simd engine
+ * @e: engine
+ * @bytes: lookup memory allowed, header included
+ *
+ * Further element allocations fail beyond the cap, which never exceeds
+ * what the region can hold: for tests of allocation failure.
+ */
 void
 simd_set_limit(struct lpm_engine *e, size_t bytes)
 {
@@ -1482,6 +1516,16 @@ simd_set_limit(struct lpm_engine *e, size_t bytes)
   t->limit = MIN(t->cap, (t->reg->reserved - SIMD_HEADER_SIZE) / sizeof(u32));
 }
 
+/**
+ * simd_set_poison - overwrite reclaimed rows with a marker answer
+ * @e: engine
+ * @on: 1 to poison, 0 to stop
+ * @value: the answer the poisoned rows give
+ *
+ * While on, rows taken back for reuse are first filled with leaves
+ * answering @value, so that a reader still using one would notice (tests
+ * of the readers' epochs).
+ */
 void
 simd_set_poison(struct lpm_engine *e, int on, u32 value)
 {
@@ -1490,6 +1534,17 @@ simd_set_poison(struct lpm_engine *e, int on, u32 value)
   t->poison_leaf = simd_leaf(value);
 }
 
+/**
+ * simd_get_info - statistics of a simd engine
+ * @e: engine
+ * @i: filled with the engine's figures
+ *
+ * Fills @i with the stride plan, the rows, nodes and aggregated nodes per
+ * level, the free, retired and reclaimed rows, the high-water mark of
+ * elements, the element stores into live memory and the state of the
+ * prefix hash. It scans the whole hash: for the tools and the tests, not
+ * for `show lpm'.
+ */
 void
 simd_get_info(const struct lpm_engine *e, struct simd_info *i)
 {

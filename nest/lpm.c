@@ -50,6 +50,13 @@
 #define LPM_MAX_CLASSES 4
 static const struct lpm_class *lpm_classes[LPM_MAX_CLASSES];
 
+/**
+ * lpm_class_register - make an engine class known by name
+ * @c: the class
+ *
+ * Registering a class twice is harmless; more than %LPM_MAX_CLASSES
+ * classes is a bug.
+ */
 void
 lpm_class_register(const struct lpm_class *c)
 {
@@ -63,6 +70,12 @@ lpm_class_register(const struct lpm_class *c)
   bug("Too many LPM engine classes");
 }
 
+/**
+ * lpm_class_find - look up an engine class by name
+ * @name: the class's name, as in `lpm engine NAME'
+ *
+ * Returns the registered class, or NULL if none has that name.
+ */
 const struct lpm_class *
 lpm_class_find(const char *name)
 {
@@ -73,6 +86,12 @@ lpm_class_find(const char *name)
   return NULL;
 }
 
+/**
+ * lpm_class_next - iterate over the registered engine classes
+ * @c: the previous class, or NULL for the first
+ *
+ * Returns the class registered after @c, or NULL after the last.
+ */
 const struct lpm_class *
 lpm_class_next(const struct lpm_class *c)
 {
@@ -90,6 +109,14 @@ lpm_class_next(const struct lpm_class *c)
  *	Variants
  */
 
+/**
+ * lpm_variant_by_name - batch lookup variant by name
+ * @name: "auto" or a variant's name
+ *
+ * Returns %LPM_VAR_AUTO for "auto", the variant's index for a known name
+ * and -1 for anything else. Whether the variant can run here is decided
+ * later, by lpm_variant_select().
+ */
 int
 lpm_variant_by_name(const char *name)
 {
@@ -140,6 +167,16 @@ lpm_variant_select(uint want, u32 mask)
  *	Engines
  */
 
+/**
+ * lpm_new - create an engine of a class
+ * @p: pool to create it in
+ * @c: engine class
+ * @net_type: %NET_IP4 or %NET_IP6
+ * @par: parameters, or NULL for the defaults (variant chosen automatically)
+ *
+ * Returns the class's new engine, or NULL if the class refuses the net
+ * type or the parameters.
+ */
 struct lpm_engine *
 lpm_new(pool *p, const struct lpm_class *c, uint net_type, const struct lpm_params *par)
 {
@@ -147,6 +184,12 @@ lpm_new(pool *p, const struct lpm_class *c, uint net_type, const struct lpm_para
   return c->create(p, net_type, par ?: &def);
 }
 
+/**
+ * lpm_free - free an engine
+ * @e: the engine, or NULL
+ *
+ * Frees it through its class; NULL is ignored.
+ */
 void
 lpm_free(struct lpm_engine *e)
 {
@@ -202,6 +245,17 @@ lpm_apply(struct lpm_engine *e, struct lpm_change *c, uint count)
   return failed;
 }
 
+/**
+ * lpm_engine_init - initialize the common part of an engine
+ * @e: the engine
+ * @c: its class
+ * @p: its pool
+ * @net_type: %NET_IP4 or %NET_IP6
+ * @variant: batch lookup variant, already chosen
+ *
+ * Called by every class's create hook: sets the batch lookups of the
+ * variant, the first epoch and an empty list of readers with its lock.
+ */
 void
 lpm_engine_init(struct lpm_engine *e, const struct lpm_class *c, pool *p, uint net_type, uint variant)
 {
@@ -220,6 +274,12 @@ lpm_engine_init(struct lpm_engine *e, const struct lpm_class *c, pool *p, uint n
   e->readers_lock = m;
 }
 
+/**
+ * lpm_engine_fini - release the common part of an engine
+ * @e: the engine
+ *
+ * Called by the class's free hook; every reader must have been removed.
+ */
 void
 lpm_engine_fini(struct lpm_engine *e)
 {
@@ -232,6 +292,14 @@ lpm_engine_fini(struct lpm_engine *e)
  *	Reader epochs
  */
 
+/**
+ * lpm_reader_add - register a reader thread
+ * @e: engine
+ * @r: the reader's state
+ *
+ * From then on lpm_epoch_safe() waits for @r's read sections. @r starts
+ * outside any read section.
+ */
 void
 lpm_reader_add(struct lpm_engine *e, struct lpm_reader *r)
 {
@@ -241,6 +309,13 @@ lpm_reader_add(struct lpm_engine *e, struct lpm_reader *r)
   pthread_mutex_unlock(e->readers_lock);
 }
 
+/**
+ * lpm_reader_remove - unregister a reader thread
+ * @e: engine
+ * @r: the reader's state, outside a read section
+ *
+ * After this, lpm_epoch_safe() no longer waits for @r.
+ */
 void
 lpm_reader_remove(struct lpm_engine *e, struct lpm_reader *r)
 {
@@ -249,6 +324,14 @@ lpm_reader_remove(struct lpm_engine *e, struct lpm_reader *r)
   pthread_mutex_unlock(e->readers_lock);
 }
 
+/**
+ * lpm_read_begin - enter a read section
+ * @e: engine
+ * @r: the reader's state
+ *
+ * Publishes the engine's current epoch as the one @r saw, before any
+ * lookup load: memory retired from then on stays until lpm_read_end().
+ */
 void
 lpm_read_begin(struct lpm_engine *e, struct lpm_reader *r)
 {
@@ -258,12 +341,26 @@ lpm_read_begin(struct lpm_engine *e, struct lpm_reader *r)
   atomic_thread_fence(memory_order_seq_cst);
 }
 
+/**
+ * lpm_read_end - leave a read section
+ * @r: the reader's state
+ *
+ * Publishes that @r reads nothing any more (epoch zero).
+ */
 void
 lpm_read_end(struct lpm_reader *r)
 {
   atomic_store_explicit(&r->seen, 0, memory_order_release);
 }
 
+/**
+ * lpm_epoch_retire - tag memory being retired
+ * @e: engine
+ *
+ * Advances the engine's epoch and returns the old one: memory unlinked
+ * before this call may be seen by readers that saw epochs up to the tag,
+ * and is reused only once lpm_epoch_safe() says so.
+ */
 u64
 lpm_epoch_retire(struct lpm_engine *e)
 {
@@ -271,6 +368,14 @@ lpm_epoch_retire(struct lpm_engine *e)
   return atomic_fetch_add_explicit(&e->epoch, 1, memory_order_seq_cst);
 }
 
+/**
+ * lpm_epoch_safe - whether memory retired with a tag can be reused
+ * @e: engine
+ * @retired: tag from lpm_epoch_retire()
+ *
+ * Returns 1 if no registered reader is in a read section that began at
+ * an epoch up to @retired, 0 otherwise. Without readers, always 1.
+ */
 int
 lpm_epoch_safe(struct lpm_engine *e, u64 retired)
 {

@@ -195,9 +195,27 @@ int lpm_variant_by_name(const char *name);	/* -1 if unknown */
 struct lpm_engine *lpm_new(pool *p, const struct lpm_class *c, uint net_type, const struct lpm_params *par);
 void lpm_free(struct lpm_engine *e);
 
+/**
+ * lpm_update - add a prefix or replace its value
+ * @e: engine
+ * @n: prefix (NET_IP4 or NET_IP6, host bits clear)
+ * @v: its value
+ * @old: set to the value before, %LPM_NONE if the prefix is new; may be NULL
+ *
+ * Returns 0, or -1 when memory ran out: the engine is then unchanged and
+ * answers as before.
+ */
 static inline int lpm_update(struct lpm_engine *e, const net_addr *n, u32 v, u32 *old)
 { return e->class->update(e, n, v, old); }
 
+/**
+ * lpm_remove - remove a prefix
+ * @e: engine
+ * @n: prefix
+ * @old: set to its value, %LPM_NONE if it was absent; may be NULL
+ *
+ * Returns 0, or -1 when memory ran out (the engine is unchanged).
+ */
 static inline int lpm_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
 { return e->class->remove(e, n, old); }
 
@@ -210,14 +228,30 @@ static inline int lpm_remove(struct lpm_engine *e, const net_addr *n, u32 *old)
  */
 uint lpm_apply(struct lpm_engine *e, struct lpm_change *c, uint count);
 
-/* One change of a batch as a single update or removal; sets and returns @result */
+/**
+ * lpm_apply_one - apply one change of a batch alone
+ * @e: engine
+ * @c: the change
+ *
+ * A single lpm_update(), or lpm_remove() for the value %LPM_NONE, filling
+ * in @c's old value; sets and returns @c's result. lpm_apply() uses it
+ * for classes without a batch hook, engines for changes they apply one at
+ * a time.
+ */
 static inline int lpm_apply_one(struct lpm_engine *e, struct lpm_change *c)
 {
   return c->result = (c->value == LPM_NONE) ?
     lpm_remove(e, &c->n.n, &c->old) : lpm_update(e, &c->n.n, c->value, &c->old);
 }
 
-/* The value of exactly this prefix (host bits clear), LPM_NONE if it is not held */
+/**
+ * lpm_find - value of exactly this prefix
+ * @e: engine
+ * @n: prefix, host bits clear
+ *
+ * Returns its value, or %LPM_NONE if the engine does not hold it. No
+ * longest-prefix match: see lpm_match() and the lookups.
+ */
 static inline u32 lpm_find(const struct lpm_engine *e, const net_addr *n)
 { return e->class->find(e, n); }
 
@@ -229,30 +263,96 @@ static inline u32 lpm_find(const struct lpm_engine *e, const net_addr *n)
  */
 u32 lpm_match(const struct lpm_engine *e, const net_addr *n, net_addr *px);
 
-/* The prefixes held and their values (lpm_stats()' @prefixes of them), into
- * @r, at most @max; returns how many were written */
+/**
+ * lpm_dump - all prefixes held and their values
+ * @e: engine
+ * @r: output
+ * @max: room in @r
+ *
+ * Writes at most @max of them (lpm_stats() tells how many there are) and
+ * returns how many were written.
+ */
 static inline uint lpm_dump(const struct lpm_engine *e, struct lpm_route *r, uint max)
 { u64 pos = 0; return e->class->dump(e, r, max, &pos); }
 
-/* A dump in parts (CLI benchmarks dump in slices); one with fewer than @max is the last */
+/**
+ * lpm_dump_from - a dump in parts
+ * @e: engine
+ * @r: output
+ * @max: room in @r
+ * @pos: where to go on; 0 for the first part, advanced by the call
+ *
+ * For dumps in slices (CLI benchmarks): a part with fewer than @max
+ * prefixes is the last. Returns how many were written.
+ */
 static inline uint lpm_dump_from(const struct lpm_engine *e, struct lpm_route *r, uint max, u64 *pos)
 { return e->class->dump(e, r, max, pos); }
 
+/**
+ * lpm_build - replace the whole contents of an engine
+ * @e: engine
+ * @r: prefixes and values
+ * @count: number of them
+ *
+ * Returns 0, or -1 when memory ran out (the engine keeps its contents).
+ */
 static inline int lpm_build(struct lpm_engine *e, const struct lpm_route *r, uint count)
 { return e->class->build(e, r, count); }
 
+/**
+ * lpm_lookup4 - longest-prefix match of one IPv4 address
+ * @e: engine
+ * @a: address
+ *
+ * Returns the value of the longest prefix covering @a, or %LPM_NONE.
+ */
 static inline u32 lpm_lookup4(const struct lpm_engine *e, ip4_addr a)
 { return e->class->lookup4(e, a); }
 
+/**
+ * lpm_lookup6 - longest-prefix match of one IPv6 address
+ * @e: engine
+ * @a: address
+ *
+ * Returns the value of the longest prefix covering @a, or %LPM_NONE.
+ */
 static inline u32 lpm_lookup6(const struct lpm_engine *e, ip6_addr a)
 { return e->class->lookup6(e, a); }
 
+/**
+ * lpm_lookup4_bulk - longest-prefix match of a batch of IPv4 addresses
+ * @e: engine
+ * @a: addresses
+ * @v: values, one per address (%LPM_NONE: no match)
+ * @n: number of addresses
+ *
+ * Runs the batch lookup of the variant chosen when the engine was
+ * created.
+ */
 static inline void lpm_lookup4_bulk(const struct lpm_engine *e, const ip4_addr *a, u32 *v, uint n)
 { e->bulk4(e, a, v, n); }
 
+/**
+ * lpm_lookup6_bulk - longest-prefix match of a batch of IPv6 addresses
+ * @e: engine
+ * @a: addresses
+ * @v: values, one per address (%LPM_NONE: no match)
+ * @n: number of addresses
+ *
+ * Runs the batch lookup of the variant chosen when the engine was
+ * created.
+ */
 static inline void lpm_lookup6_bulk(const struct lpm_engine *e, const ip6_addr *a, u32 *v, uint n)
 { e->bulk6(e, a, v, n); }
 
+/**
+ * lpm_stats - counters of an engine
+ * @e: engine
+ * @s: filled with them
+ *
+ * Prefixes, updates, builds, memory and allocation failures; may be asked
+ * at any time.
+ */
 static inline void lpm_stats(const struct lpm_engine *e, struct lpm_stats *s)
 { e->class->stats(e, s); }
 
@@ -314,6 +414,13 @@ struct lpm_region *lpm_region_new(pool *p, size_t size);
 struct lpm_region *lpm_region_new_shm(pool *p, const char *name, size_t size, uint mode, int gid);
 void lpm_region_discard(struct lpm_region *r, size_t from);	/* Give pages from @from back */
 int lpm_region_reserve(struct lpm_region *r, size_t bytes);
+/**
+ * lpm_region_lost - whether a shared region was truncated under bird
+ * @r: region
+ *
+ * Set when a SIGBUS on the region was caught: the engine must start
+ * over.
+ */
 static inline int lpm_region_lost(const struct lpm_region *r) { return r->lost; }
 
 #endif

@@ -46,12 +46,26 @@
 #include "lib/resource.h"
 #include "lib/string.h"
 
+/**
+ * rt_lpm_config_default - default engine configuration of a table
+ * @c: configuration to fill
+ *
+ * No engine, and the batch lookup variant chosen automatically.
+ */
 void
 rt_lpm_config_default(struct rt_lpm_config *c)
 {
   *c = (struct rt_lpm_config) { .class = NULL, .variant = LPM_VAR_AUTO };
 }
 
+/**
+ * rt_lpm_config_same - whether two engine configurations are equal
+ * @a: one configuration
+ * @b: the other
+ *
+ * Compares the engine class, the variant and the levels; returns 1 if all
+ * three are the same.
+ */
 int
 rt_lpm_config_same(const struct rt_lpm_config *a, const struct rt_lpm_config *b)
 {

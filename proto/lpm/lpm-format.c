@@ -36,6 +36,18 @@ lpmx_gw_format(char *buf, const struct lpmx_path *p)
   }
 }
 
+/**
+ * lpmx_nh_format - write a next-hop set as text
+ * @buf: output buffer
+ * @size: its size
+ * @nh: the next-hop set
+ *
+ * Writes the set as `show route' would: "blackhole", "unreachable" or
+ * "prohibit", else each path as "via GW on IFACE" or "dev IFACE" (with
+ * "onlink", and a weight when there are several), separated by "; ".
+ * Returns the length of the full text, which may exceed @size as with
+ * snprintf().
+ */
 int
 lpmx_nh_format(char *buf, unsigned size, const struct lpmx_nh *nh)
 {

@@ -92,6 +92,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+/**
+ * lpmx_now_ns - monotonic time in nanoseconds
+ *
+ * Reads CLOCK_MONOTONIC, the clock of the exporter header's heartbeat.
+ */
 u64
 lpmx_now_ns(void)
 {

@@ -1060,13 +1060,15 @@ nlq_writer_done(void)
   nlq_uncork_idle();
 }
 
-/*
+/**
+ * krt_sys_kif_scan_later - defer an interface scan while the kernel has a batch
+ *
  * An interface scan dumps links and addresses synchronously. Made while the
  * writer thread's batch is in the kernel, the dump waits for the kernel's
- * locks behind hundreds of route changes, and BIRD's loop with it (hundreds of
- * milliseconds seen in the rig). So it waits for the batch to be done,
- * nlq_writer_done() runs it from there; the timer asks again within a second
- * in case the batch is collected by a wait instead.
+ * locks behind many route changes, and BIRD's loop with it. So it waits for
+ * the batch to be done: nlq_writer_done() runs it from there; the timer asks
+ * again within a second in case the batch is collected by a wait instead.
+ * Returns 1 if the scan was deferred, 0 if it may run now.
  */
 int
 krt_sys_kif_scan_later(void)

@@ -8,10 +8,10 @@
 /**
  * DOC: Netlink writer thread
  *
- * The kernel does the work of a route change inside sendmsg(): at full
- * size 10-20 us per route, more while its trie is resized or it waits for an
- * RCU grace period, so one batch of route messages can hold the caller for
- * hundreds of milliseconds. Stock BIRD spends that time in its only thread,
+ * The kernel does the work of a route change inside sendmsg(), more of it
+ * at full size, while its trie is resized or while it waits for an RCU
+ * grace period, so one batch of route messages can hold the caller for a
+ * long time. Stock BIRD spends that time in its only thread,
  * where the CLI, BGP and the rest wait. Here one writer thread does the
  * sendmsg() and reads the answers, and BIRD's loop goes on meanwhile (as
  * BIRD's BFD has its own thread, and FRR's zebra its dataplane thread).

@@ -45,10 +45,10 @@
  * it dumps the kernel table and deletes BIRD's routes still in it (left
  * from an earlier run), and reads the dump again until it finds nothing to
  * delete (an IPv6 dump may miss routes while others go); the protocol
- * reports PS_DOWN when the last deletion is answered. Reading the dump alone
- * took the flush of a full table 8.4 s where the kernel needs 4.4 s for the
- * deletions (the dump and the deletions took turns); with the copy first,
- * 3.5 s (docs/krt-sync.md).
+ * reports PS_DOWN when the last deletion is answered. A flush by the dump
+ * alone took far longer than the deletions need, as the dump and the
+ * deletions took turns; with the copy first the writer is busy from the
+ * start (docs/krt-sync.md).
  */
 
 #undef LOCAL_DEBUG
@@ -303,10 +303,10 @@ krt_slice_walk(struct krt_slice *s, struct fib *fib, btime deadline)
  * once it stops, so the flush walks the table in slices with a copy of it.
  * At a shutdown of BIRD, though, the prune of the table removes the other
  * protocols' routes (BGP's) in the order of the FIB, ahead of such a walk
- * (one found 17,408 of 901,899 routes still there and left the rest to the
- * dump), so the networks are copied first, in one walk that reads the table
- * and writes nothing else (21 ms for 901,899 networks; a stall that only a
- * restart of the kernel protocol, which has no such race, would feel).
+ * (which then finds few of the routes still there and leaves the rest to
+ * the dump), so the networks are copied first, in one walk that reads the
+ * table and writes nothing else (a short stall that only a restart of the
+ * kernel protocol, which has no such race, would feel).
  */
 static void
 krt_slice_snapshot(struct krt_slice *s, struct fib *fib, struct bmap *exported)

@@ -111,6 +111,17 @@ simd_wide4(const struct simd_view *v, const ip4_addr *a, u32 *val)
     _mm256_storeu_si256((void *) (val + 8 * j), _mm256_sub_epi32(e[j], bias));
 }
 
+/**
+ * simd_bulk4_avx2 - batch lookup of IPv4 addresses in a view (AVX2)
+ * @v: the view
+ * @a: addresses
+ * @val: answers, one per address
+ * @n: number of addresses
+ *
+ * Stores in @val[i] the value of the longest prefix covering @a[i], or
+ * %LPM_NONE. Gathers eight lanes per vector, several vectors at a time;
+ * built only with the AVX2 variant.
+ */
 SIMD_AVX2 void
 simd_bulk4_avx2(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n)
 {
@@ -233,6 +244,17 @@ simd_wide6(const struct simd_view *v, const ip6_addr *a, u32 *val)
     _mm256_storeu_si256((void *) (val + 8 * j), _mm256_sub_epi32(e[j], bias));
 }
 
+/**
+ * simd_bulk6_avx2 - batch lookup of IPv6 addresses in a view (AVX2)
+ * @v: the view
+ * @a: addresses
+ * @val: answers, one per address
+ * @n: number of addresses
+ *
+ * Stores in @val[i] the value of the longest prefix covering @a[i], or
+ * %LPM_NONE. Gathers eight lanes per vector, several vectors at a time;
+ * built only with the AVX2 variant.
+ */
 SIMD_AVX2 void
 simd_bulk6_avx2(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n)
 {

@@ -112,6 +112,17 @@ simd_wide4(const struct simd_view *v, const ip4_addr *a, u32 *val)
     _mm512_storeu_si512(val + 16 * j, _mm512_sub_epi32(e[j], bias));
 }
 
+/**
+ * simd_bulk4_avx512 - batch lookup of IPv4 addresses in a view (AVX-512)
+ * @v: the view
+ * @a: addresses
+ * @val: answers, one per address
+ * @n: number of addresses
+ *
+ * Stores in @val[i] the value of the longest prefix covering @a[i], or
+ * %LPM_NONE. Gathers sixteen lanes per vector, several vectors at a
+ * time; built only with the AVX-512 variant.
+ */
 SIMD_AVX512 void
 simd_bulk4_avx512(const struct simd_view *v, const ip4_addr *a, u32 *val, uint n)
 {
@@ -230,6 +241,17 @@ simd_wide6(const struct simd_view *v, const ip6_addr *a, u32 *val)
     _mm512_storeu_si512(val + 16 * j, _mm512_sub_epi32(e[j], bias));
 }
 
+/**
+ * simd_bulk6_avx512 - batch lookup of IPv6 addresses in a view (AVX-512)
+ * @v: the view
+ * @a: addresses
+ * @val: answers, one per address
+ * @n: number of addresses
+ *
+ * Stores in @val[i] the value of the longest prefix covering @a[i], or
+ * %LPM_NONE. Gathers sixteen lanes per vector, several vectors at a
+ * time; built only with the AVX-512 variant.
+ */
 SIMD_AVX512 void
 simd_bulk6_avx512(const struct simd_view *v, const ip6_addr *a, u32 *val, uint n)
 {

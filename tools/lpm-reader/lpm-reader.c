@@ -152,6 +152,13 @@ lpmr_unmap(struct lpmr_map *m)
   m->base = NULL;
 }
 
+/**
+ * lpmr_close - unmap an export and free the reader
+ * @r: reader, or NULL
+ *
+ * Unmaps the header and both families' regions; pointers from lpmr_nh()
+ * are invalid afterwards. NULL is ignored.
+ */
 void
 lpmr_close(struct lpmr *r)
 {
@@ -281,6 +288,14 @@ fail:
   return NULL;
 }
 
+/**
+ * lpmr_has_variant - whether a batch lookup variant runs here
+ * @variant: "auto", "scalar", "avx2" or "avx512"
+ *
+ * Returns the variant's index if this build and this CPU can run it, -1
+ * otherwise (or for an unknown name). "auto" gives the best variant the
+ * CPU has.
+ */
 int
 lpmr_has_variant(const char *variant)
 {
@@ -304,6 +319,14 @@ lpmr_has_variant(const char *variant)
   return (cpu & (1U << v)) ? v : -1;
 }
 
+/**
+ * lpmr_set_variant - choose the batch lookup variant of a reader
+ * @r: reader
+ * @variant: a name lpmr_has_variant() accepts
+ *
+ * Returns the variant's index, or -1 (and the reader keeps its variant)
+ * if it cannot run here.
+ */
 int
 lpmr_set_variant(struct lpmr *r, const char *variant)
 {
@@ -313,13 +336,34 @@ lpmr_set_variant(struct lpmr *r, const char *variant)
   return v;
 }
 
+/**
+ * lpmr_variant - name of a reader's batch lookup variant
+ * @r: reader
+ *
+ * The variant in use: the one lpmr_set_variant() chose last; lpmr_open()
+ * chooses "auto", the best one the CPU has.
+ */
 const char *
 lpmr_variant(const struct lpmr *r)
 {
   return lpm_variant_names[r->variant];
 }
 
+/**
+ * lpmr_has4 - whether the export has an IPv4 table
+ * @r: reader
+ *
+ * Non-zero if bird exports IPv4 (its exporter has a channel for it);
+ * without one, IPv4 lookups answer %LPMR_NONE.
+ */
 int lpmr_has4(const struct lpmr *r) { return r->has[0]; }
+
+/**
+ * lpmr_has6 - whether the export has an IPv6 table
+ * @r: reader
+ *
+ * As lpmr_has4(), for IPv6.
+ */
 int lpmr_has6(const struct lpmr *r) { return r->has[1]; }
 
 static inline u64
@@ -338,6 +382,17 @@ lpmr_seq_retry(struct lpmr *r, u64 s)
   return 1;
 }
 
+/**
+ * lpmr_lookup4 - batch lookup of IPv4 addresses
+ * @r: reader
+ * @a: addresses, host order
+ * @nh: next-hop indices, one per address
+ * @n: number of addresses (any)
+ *
+ * Looks the addresses up in chunks with the reader's variant; a chunk is
+ * looked up again if bird reused next-hop entries meanwhile. Without an
+ * IPv4 channel every answer is %LPMR_NONE.
+ */
 void
 lpmr_lookup4(struct lpmr *r, const uint32_t *a, uint32_t *nh, unsigned n)
 {
@@ -359,6 +414,15 @@ lpmr_lookup4(struct lpmr *r, const uint32_t *a, uint32_t *nh, unsigned n)
   }
 }
 
+/**
+ * lpmr_lookup6 - batch lookup of IPv6 addresses
+ * @r: reader
+ * @a: addresses, as four host-order words each
+ * @nh: next-hop indices, one per address
+ * @n: number of addresses (any)
+ *
+ * As lpmr_lookup4(), for the IPv6 table.
+ */
 void
 lpmr_lookup6(struct lpmr *r, const uint32_t (*a)[4], uint32_t *nh, unsigned n)
 {
@@ -380,6 +444,15 @@ lpmr_lookup6(struct lpmr *r, const uint32_t (*a)[4], uint32_t *nh, unsigned n)
   }
 }
 
+/**
+ * lpmr_nh - the next-hop entry of an index
+ * @r: reader
+ * @i: next-hop index from a lookup
+ *
+ * Returns the entry in the mapping itself, or NULL for an index beyond
+ * the table (%LPMR_NONE among them). bird may reuse the entry: read it
+ * between lpmr_stamp() and lpmr_valid().
+ */
 const struct lpmx_nh *
 lpmr_nh(const struct lpmr *r, uint32_t i)
 {
@@ -495,18 +568,48 @@ lpmr_answer(struct lpmr *r, int v6, const uint32_t *a, char *buf, unsigned size)
   return v;
 }
 
+/**
+ * lpmr_answer4 - one IPv4 address answered as text
+ * @r: reader
+ * @a: address
+ * @buf: output buffer
+ * @size: its size
+ *
+ * Looks @a up and reads its entry consistently (lpmr_route4()), then
+ * writes the next hops as lpmx_nh_format() does, or "-" without a route.
+ * Returns the next-hop index.
+ */
 uint32_t
 lpmr_answer4(struct lpmr *r, uint32_t a, char *buf, unsigned size)
 {
   return lpmr_answer(r, 0, &a, buf, size);
 }
 
+/**
+ * lpmr_answer6 - one IPv6 address answered as text
+ * @r: reader
+ * @a: address, four host-order words
+ * @buf: output buffer
+ * @size: its size
+ *
+ * As lpmr_answer4(), for the IPv6 table.
+ */
 uint32_t
 lpmr_answer6(struct lpmr *r, const uint32_t a[4], char *buf, unsigned size)
 {
   return lpmr_answer(r, 1, a, buf, size);
 }
 
+/**
+ * lpmr_status - state of the mapped export
+ * @r: reader
+ * @s: filled with the status
+ *
+ * Fills @s with the export's instance, state and bird's pid, the
+ * generation, the ages of the last update and of bird's last tick, the
+ * reader's repeated batches, the prefix and live next-hop counts and the
+ * memory of the next-hop table and of each family's region.
+ */
 void
 lpmr_status(const struct lpmr *r, struct lpmr_status *s)
 {
@@ -554,6 +657,12 @@ lpmr_generation(const struct lpmr *r, uint64_t *updated_ns)
   return g;
 }
 
+/**
+ * lpmr_now_ns - monotonic time in nanoseconds
+ *
+ * CLOCK_MONOTONIC, comparable with the times lpmr_generation() and
+ * lpmr_status() report.
+ */
 uint64_t
 lpmr_now_ns(void)
 {
