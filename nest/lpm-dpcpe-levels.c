@@ -30,7 +30,7 @@
  *
  * Default. With the direct array taking prefixes up to /16, more levels
  * mean far fewer expanded entries of an IPv6 table but more filter tests
- * per lookup; the lookup rate measured by tests/lpm/dpcpe-bench.c for 4 to
+ * per lookup; the lookup rate measured by tests/tools/lpm/dpcpe-bench.c for 4 to
  * 12 levels decided %DPCPE_DEF_LEVELS6.
  *
  * Before an engine has seen prefixes it has a prior: the shape of a public

@@ -496,7 +496,8 @@ run_apply(int fam6)
   struct lpm_engine *e = new_engine(NULL);
   bt_assert(e);
 
-  enum { NU = 600, BATCHES = 300, MAXB = 300 };
+  enum { NU = 600, MAXB = 300 };
+  const uint batches = bt_scaled(300);
   ip6_addr ua[NU];
   uint ul[NU];
   for (uint i = 0; i < NU; i++)
@@ -507,7 +508,7 @@ run_apply(int fam6)
   u32 *want = malloc(MAXB * sizeof(u32));
   uint repeats = 0;
 
-  for (uint b = 0; b < BATCHES; b++)
+  for (uint b = 0; b < batches; b++)
   {
     uint n = 1 + bt_random_n(MAXB);
     for (uint j = 0; j < n; j++)
@@ -701,7 +702,7 @@ run_build(int fam6)
 {
   family(fam6);
   struct lpm_engine *e = new_engine(NULL);
-  uint cnt = 20000;
+  uint cnt = bt_scaled(20000);
   struct lpm_route *r = malloc(cnt * sizeof(struct lpm_route));
 
   for (uint round = 0; round < 3; round++)

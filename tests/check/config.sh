@@ -1,6 +1,7 @@
 # Table options `bloom ...': good values parse, bad ones are rejected with
 # file and line; stock BIRD does not know them. The benchmarks' ablation
 # engine is not a configuration engine.
+# tier: quick
 . "$(dirname "$0")/../lib.sh"
 
 conf() {  # conf FILE TABLE-OPTIONS...

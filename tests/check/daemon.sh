@@ -1,5 +1,6 @@
 # A running patched bird: show fib, LPM answers equal to stock for the same
 # routes, reconfiguration of the filter, and bad input that changes nothing.
+# tier: quick
 . "$(dirname "$0")/../lib.sh"
 
 # 2300 static IPv4 routes (nested /16, /20, /24 and a few /32) and 800 IPv6:

@@ -1,6 +1,6 @@
 # Differential test: BIRD's fib_find(), fib_route(), net_route() (trie off
 # and on) and net_roa_check() (ROA table without and with a trie), patched
-# vs stock, built from the same tarball (tests/fib/fibtool.c linked against
+# vs stock, built from the same tarball (tests/tools/fib/fibtool.c linked against
 # each tree), on the real tables and on synthetic edge tables. Every prefix
 # of each table is looked up, as many absent prefixes, addresses inside
 # prefixes, uniformly random addresses and ROA checks, and nets with
@@ -11,12 +11,13 @@
 # tables again with each LPM engine answering net_route() and the ROA checks
 # of the ROA table without a trie (FIBTOOL_LPM); ROAs lose and regain their
 # routes between rounds of ROA checks (W, B lines). Answers must be identical,
-# except the one named stock bug we fix (tests/fib/diffcheck.py).
+# except the one named stock bug we fix (tests/tools/fib/diffcheck.py).
+# tier: quick
 . "$(dirname "$0")/../lib.sh"
 DATA=${BLOOMBIRD_DATA:-$top/../shared/data}
 FIB=$top/build/fib
-"$top/tests/fib/build.sh" "$top" "$tree" "$FIB/fibtool-bloom" >/dev/null 2>&1 || { bad "fibtool builds against the patched tree"; finish; }
-"$top/tests/fib/build.sh" "$top" "$stock" "$FIB/fibtool-stock" >/dev/null 2>&1 || { bad "fibtool builds against the stock tree"; finish; }
+"$top/tests/tools/fib/build.sh" "$top" "$tree" "$FIB/fibtool-bloom" >/dev/null 2>&1 || { bad "fibtool builds against the patched tree"; finish; }
+"$top/tests/tools/fib/build.sh" "$top" "$stock" "$FIB/fibtool-stock" >/dev/null 2>&1 || { bad "fibtool builds against the stock tree"; finish; }
 
 # compare NAME FAMILY TABLE-FILE [--expect-trie-bug] [env...]
 compare() {
@@ -45,7 +46,7 @@ compare() {
   echo "$name: $n prefixes; $n queries of each kind (hit, miss, in-prefix, random, ROA) + $(grep -c '^O ' "$WORK/$name.bloom") out-of-range + $(grep -c '^N ' "$WORK/$name.bloom") with host bits set"
   check "$name: in-prefix lookups find routes ($found of $n)" [ "$found" = "$n" ]
   check "$name: every answer identical to stock but the named stock bug" \
-    python3 "$top/tests/fib/diffcheck.py" "$WORK/$name.stock" "$WORK/$name.bloom" $expect
+    python3 "$top/tests/tools/fib/diffcheck.py" "$WORK/$name.stock" "$WORK/$name.bloom" $expect
   rm -f "$WORK/$name.stock" "$WORK/$name.bloom"
 }
 
@@ -57,7 +58,10 @@ ENGINES=$(for e in ${FIBDIFF_ENGINES:-simd dpcpe}; do
 done)
 echo "LPM engines: $ENGINES (variant: the best this CPU runs; every variant is checked against scalar in tests/check/lpm.sh)"
 
-for spec in 4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4.nh-aspath 4:ipv4/routeviews-2008.v4.origin; do
+# make check-quick (BLOOMBIRD_QUICK=1): the synthetic edge and host tables only
+REAL="4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4.nh-aspath 4:ipv4/routeviews-2008.v4.origin"
+[ -n "${BLOOMBIRD_QUICK:-}" ] && REAL= && echo "quick: the real tables are not compared (make check does)"
+for spec in $REAL; do
   fam=${spec%%:*} f=${spec#*:}
   name=$(basename "$f")
   [ -f "$DATA/$f.txt.xz" ] || { bad "$name: $DATA/$f.txt.xz missing"; continue; }
@@ -71,7 +75,7 @@ for spec in 4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4
 done
 
 # Edge tables: /31+/32 and /127+/128 pairs, the default route, host routes only
-python3 "$top/tests/fib/edge-tables.py" "$WORK"
+python3 "$top/tests/tools/fib/edge-tables.py" "$WORK"
 compare edge4 4 "$WORK/edge4.txt" --expect-trie-bug
 compare edge6 6 "$WORK/edge6.txt" --expect-trie-bug
 # Under the upkeep policy the trie tables' tries lead until a filter pays

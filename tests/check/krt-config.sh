@@ -1,6 +1,7 @@
 # Kernel protocol options of bloombird's kernel sync (netlink async, netlink
 # thread, netlink batch, netlink queue, scan slice): accepted in range, rejected with file and
 # line outside it; stock's kernel options still parse beside them.
+# tier: quick
 . "$(dirname "$0")/../lib.sh"
 
 conf() {  # conf OPTIONS -- the options on line 5

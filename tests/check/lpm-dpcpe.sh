@@ -1,4 +1,4 @@
-# The dpcpe LPM engine on the real tier-1 tables (tests/lpm/lpmtool.c with
+# The dpcpe LPM engine on the real tier-1 tables (tests/tools/lpm/lpmtool.c with
 # -e dpcpe, linked against the patched tree): whole-table build checked
 # against a reference LPM for 1M addresses inside prefixes, 1M random ones
 # and the boundaries of every prefix, every batch variant the CPU has
@@ -11,7 +11,7 @@
 DATA=${BLOOMBIRD_DATA:-$top/../shared/data}
 LPM=$top/build/lpm
 UPD=$DATA/updates/ris-updates-20190101-0000.bgpdump-m.txt.gz
-"$top/tests/lpm/build.sh" "$top" "$tree" "$LPM/lpmtool" >/dev/null 2>&1 || { bad "lpmtool builds against the patched tree"; finish; }
+"$top/tests/tools/lpm/build.sh" "$top" "$tree" "$LPM/lpmtool" >/dev/null 2>&1 || { bad "lpmtool builds against the patched tree"; finish; }
 [ -f "$UPD" ] || bad "$UPD missing"
 cpu=$(grep -o -w 'avx512bw\|avx2' /proc/cpuinfo | sort -u | sed 's/avx512bw/avx512/' | tr '\n' ' ')
 echo "CPU variants here: scalar $cpu"

@@ -1,4 +1,4 @@
-# The shared-memory reader against mutated exports (tests/lpm/lpmr-fuzz.c):
+# The shared-memory reader against mutated exports (tests/tools/lpm/lpmr-fuzz.c):
 # a bird exports some thousands of prefixes of every length (rows at every
 # level of both engines), then LPMR_FUZZ_COUNT (default 100,000) mutated
 # copies of its objects (random and hostile header fields, links anywhere,
@@ -13,7 +13,7 @@ FUZZ=$WORK/lpmr-fuzz
 trap 'rm -f /dev/shm/$N /dev/shm/$N.* /dev/shm/bbfuzz-*; cleanup' EXIT
 
 make -s -C "$tree" -f Makefile -f "$top/tools/lpm-reader/reader.mk" LPMR_TOP="$top" \
-  LPMR_MAIN="$top/tests/lpm/lpmr-fuzz.c" LPMR_OUT="$FUZZ" "$FUZZ" > "$WORK/build.log" 2>&1 ||
+  LPMR_MAIN="$top/tests/tools/lpm/lpmr-fuzz.c" LPMR_OUT="$FUZZ" "$FUZZ" > "$WORK/build.log" 2>&1 ||
   { cat "$WORK/build.log"; bad "lpmr-fuzz builds"; finish; }
 
 {

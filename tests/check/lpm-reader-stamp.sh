@@ -3,7 +3,7 @@
 # and reuses: a second static protocol with its own gateway is disabled and
 # enabled over and over, so the entry of its gateway loses its last prefix,
 # reuse_seq moves every such tick and the entry is freed and made again.
-# tests/lpm/lpmr-stamp.c checks that a stamp from before a move is invalid
+# tests/tools/lpm/lpmr-stamp.c checks that a stamp from before a move is invalid
 # and a fresh one valid, that lpmr_route4() answers what a stamped
 # lpmr_lookup4() and lpmr_nh() read, and that no answer under churn is a
 # freed entry; bird-lpm-reader's follow mode (stamped batches) keeps up.
@@ -16,7 +16,7 @@ CHURN=
 trap '[ -n "$CHURN" ] && kill $CHURN 2>/dev/null; rm -f /dev/shm/$N /dev/shm/$N.*; cleanup' EXIT
 
 make -s -C "$tree" -f Makefile -f "$top/tools/lpm-reader/reader.mk" LPMR_TOP="$top" \
-  LPMR_MAIN="$top/tests/lpm/lpmr-stamp.c" LPMR_OUT="$STAMP" "$STAMP" > "$WORK/build.log" 2>&1 ||
+  LPMR_MAIN="$top/tests/tools/lpm/lpmr-stamp.c" LPMR_OUT="$STAMP" "$STAMP" > "$WORK/build.log" 2>&1 ||
   { cat "$WORK/build.log"; bad "lpmr-stamp builds"; finish; }
 
 cat > "$WORK/b.conf" <<EOC

@@ -1,4 +1,4 @@
-# The simd LPM engine on the real tier-1 tables (tests/lpm/lpmtool.c linked
+# The simd LPM engine on the real tier-1 tables (tests/tools/lpm/lpmtool.c linked
 # against the patched tree): whole-table build checked against a reference
 # LPM for 1M addresses inside prefixes, 1M random ones and the boundaries of
 # every prefix, every batch variant the CPU has against the scalar lookup;
@@ -9,7 +9,7 @@
 DATA=${BLOOMBIRD_DATA:-$top/../shared/data}
 LPM=$top/build/lpm
 UPD=$DATA/updates/ris-updates-20190101-0000.bgpdump-m.txt.gz
-"$top/tests/lpm/build.sh" "$top" "$tree" "$LPM/lpmtool" >/dev/null 2>&1 || { bad "lpmtool builds against the patched tree"; finish; }
+"$top/tests/tools/lpm/build.sh" "$top" "$tree" "$LPM/lpmtool" >/dev/null 2>&1 || { bad "lpmtool builds against the patched tree"; finish; }
 [ -f "$UPD" ] || bad "$UPD missing"
 
 for spec in 4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6; do

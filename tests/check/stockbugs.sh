@@ -2,6 +2,7 @@
 # stock answer is checked to still be the wrong one (so this list stays
 # true) and the patched answer to be the right one. README: "Differences
 # from stock BIRD".
+# tier: quick
 . "$(dirname "$0")/../lib.sh"
 
 # 1. trie max-length match (bird-patches/trie-match-longest-maxlen.patch):

@@ -1,4 +1,5 @@
 # The patched build names the distribution; the stock build does not.
+# tier: quick
 . "$(dirname "$0")/../lib.sh"
 V=$(cat "$tree/VERSION")
 Vre=$(sed 's/\./\\./g' <<< "$V")

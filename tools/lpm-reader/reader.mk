@@ -3,7 +3,7 @@
 # engine's lookup files, the variant choice (with sysdep/x86's variants and
 # CPU detection where configure built them) and the next-hop formatter, all
 # as they are in the tree (no copies). LPMR_MAIN names another program of
-# the library (tests/lpm/lpmr-fuzz.c).
+# the library (tests/tools/lpm/lpmr-fuzz.c).
 LPMR_MAIN ?= $(LPMR_TOP)/tools/lpm-reader/bird-lpm-reader.c
 LPMR_SRC := $(LPMR_MAIN) $(LPMR_TOP)/tools/lpm-reader/lpm-reader.c \
   nest/lpm-simd-scalar.c nest/lpm-variant.c proto/lpm/lpm-format.c \

@@ -25,8 +25,8 @@
  *	positives on the queries, level sweep), which the engine interface
  *	does not show. `make bench' runs it after tests/bench/lpm.
  *
- *	Linked against the patched tree's objects like tests/fib/fibtool.c
- *	(tests/lpm/dpcpe-build.sh). Not a test: it prints numbers.
+ *	Linked against the patched tree's objects like tests/tools/fib/fibtool.c
+ *	(tests/tools/lpm/dpcpe-build.sh). Not a test: it prints numbers.
  *
  *	Can be freely distributed and used under the terms of the GNU GPL,
  *	version 2 or any later version.

@@ -3,5 +3,5 @@
 set -e
 top=$1 tree=$2 out=$3
 mkdir -p "$(dirname "$out")"
-make -s -C "$tree" -f Makefile -f "$top/tests/fib/tool.mk" \
-  FIBTOOL_SRC="$top/tests/fib/fibtool.c" FIBTOOL_OUT="$out" "$out"
+make -s -C "$tree" -f Makefile -f "$top/tests/tools/fib/tool.mk" \
+  FIBTOOL_SRC="$top/tests/tools/fib/fibtool.c" FIBTOOL_OUT="$out" "$out"

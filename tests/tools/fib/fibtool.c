@@ -2,7 +2,7 @@
  *	bloombird -- FIB differential and benchmark tool
  *
  *	Built twice from this one file: against the patched tree and against
- *	the stock tree (tests/fib/tool.mk), so both run BIRD's own fib_find(),
+ *	the stock tree (tests/tools/fib/tool.mk), so both run BIRD's own fib_find(),
  *	fib_get(), fib_delete(), fib_route(), net_route() and net_roa_check()
  *	on the same table and the same queries.
  *

@@ -3,5 +3,5 @@
 set -e
 top=$1 tree=$2 out=$3
 mkdir -p "$(dirname "$out")"
-make -s -C "$tree" -f Makefile -f "$top/tests/lpm/dpcpe-bench.mk" \
-  DPCPE_BENCH_SRC="$top/tests/lpm/dpcpe-bench.c" DPCPE_BENCH_OUT="$out" "$out"
+make -s -C "$tree" -f Makefile -f "$top/tests/tools/lpm/dpcpe-bench.mk" \
+  DPCPE_BENCH_SRC="$top/tests/tools/lpm/dpcpe-bench.c" DPCPE_BENCH_OUT="$out" "$out"

@@ -1,8 +1,8 @@
 /*
  *	bloombird -- LPM engine check and benchmark tool
  *
- *	Linked against the patched tree (tests/lpm/build.sh, the way
- *	tests/fib/fibtool.c is), so it runs the engines exactly as bird does.
+ *	Linked against the patched tree (tests/tools/lpm/build.sh, the way
+ *	tests/tools/fib/fibtool.c is), so it runs the engines exactly as bird does.
  *	The engine is chosen by name (-e, default simd); every batch variant
  *	the engine implements and the CPU has is run.
  *
