@@ -20,8 +20,12 @@
 static inline uint
 bt_scaled(uint n)
 {
-  const char *e = getenv("BLOOMBIRD_TEST_SCALE");
-  int d = e ? atoi(e) : 1;
+  static int d;
+  if (!d)
+  {
+    const char *e = getenv("BLOOMBIRD_TEST_SCALE");
+    d = (e && (atoi(e) > 1)) ? atoi(e) : 1;
+  }
   return ((d > 1) && (n / d)) ? n / d : n;
 }
 

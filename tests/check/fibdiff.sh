@@ -56,6 +56,7 @@ ENGINES=$(for e in ${FIBDIFF_ENGINES:-simd dpcpe}; do
   printf 'router id 192.0.2.1;\nipv4 table t { lpm engine %s; };\nprotocol device {}\n' "$e" > "$WORK/e.conf"
   "$BIN/bird" -p -c "$WORK/e.conf" >/dev/null 2>&1 && echo "$e"
 done)
+[ -n "$ENGINES" ] || bad "the patched bird knows no LPM engine of: ${FIBDIFF_ENGINES:-simd dpcpe}"
 echo "LPM engines: $ENGINES (variant: the best this CPU runs; every variant is checked against scalar in tests/check/lpm.sh)"
 
 # make check-quick (BLOOMBIRD_QUICK=1): the synthetic edge and host tables only

@@ -562,6 +562,8 @@ bench_table(struct table *t, const char *trace)
       double ns[2][2];
       u32 *out = xmalloc(nq * sizeof(u32));
       int vb = lpm_variant_select(LPM_VAR_AUTO, lpm_dpcpe_class.variants);
+      if (vb < 0)
+	die("no variant of dpcpe runs here (BLOOMBIRD_LPM_VARIANT?)");
       for (uint k = 0; k < 2; k++)
       {
 	ns[k][0] = time_lookups(se, t->bits, &qs[k], LPM_VAR_SCALAR, out);
