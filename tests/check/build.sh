@@ -91,4 +91,19 @@ sbin=$(find "$WORK/root" -name bird -type f | head -1)
 check "make install DESTDIR= puts bird under DESTDIR ($sbin)" [ -n "$sbin" ]
 check "the installed bird is bloombird" grep -q "bloombird" <<< "$("$sbin" --version 2>&1)"
 check "birdc is installed beside it" [ -x "$(dirname "$sbin")/birdc" ]
+
+# The programmer's documentation (make progdocs) carries every DOC: section
+# of our files: BIRD's progdoc run on the patched tree, each title found
+if command -v perl >/dev/null; then
+  (cd "$tree" && tools/progdoc . "$WORK/prog.sgml") > "$WORK/progdoc.log" 2>&1
+  missing=0 titles=0
+  for f in $(cd "$top" && grep -l 'DOC:' nest/*.c proto/lpm/*.c sysdep/*/*.c); do
+    while read -r t; do
+      titles=$((titles + 1))
+      grep -qF "<sect>$t" "$WORK/prog.sgml" || { echo "  not in prog.sgml: $f: $t"; missing=$((missing + 1)); }
+    done < <(sed -n 's/^ \* DOC: //p' "$top/$f")
+  done
+  echo "  $titles DOC: sections of ours, $missing missing from prog.sgml"
+  check "the programmer's documentation has all our DOC: sections ($titles)" [ "$titles" -gt 20 -a "$missing" = 0 ]
+fi
 finish
