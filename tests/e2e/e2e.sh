@@ -11,7 +11,7 @@
 #   e2e.sh [ci|full|as3856]
 #     ci:     RouteViews 2008 IPv4 (271k) + tier-1 IPv6 (160k)
 #     full:   tier-1 IPv4 (902k) + tier-1 IPv6 (160k)
-#     as3856: the AS3856 session of 2015 (578k) with its real AS paths and
+#     as3856: the BGP feed of AS3856 recorded in 2015 (578k) with its real AS paths and
 #             next hops offered to GoBGP, + tier-1 IPv6
 # Env: E2E_BENCH=1 also measures the CLI stall during kernel scans.
 set -uo pipefail

@@ -184,7 +184,7 @@ def main():
             out.write("%s ROA table: %d ROAs\n" % (af, len(roas.keys)))
             for label, n in roas.count.items():
                 out.write("  %7d  %s\n" % (n, label))
-        out.write("IPv4 feed: AS3856 session 2015-10-23, %d prefixes, real AS paths "
+        out.write("IPv4 feed: AS3856's BGP feed recorded 2015-10-23, %d prefixes, real AS paths "
                   "(origin = last AS; GoBGP's AS %d when the path is empty)\n"
                   % (len(last4), a.feeder_as))
         out.write("IPv6 feed: tier-1 2023 table, %d prefixes, no origins of its own; "
