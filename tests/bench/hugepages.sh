@@ -4,7 +4,7 @@
 # pages off for its whole process (sysdep/unix/alloc.c; letting the
 # engines' regions have them was measured twice, on 2026-11-24 and
 # 2026-11-27, and gave no gain that this VM's noise would not hide:
-# docs/results-history.md). If anything, this favours DPDK.
+# docs/results/history.md). If anything, this favours DPDK.
 #
 #   bench_huge_reserve MIB   reserve hugetlbfs pages for DPDK (root; a
 #                            hugetlbfs mount is made if there is none);

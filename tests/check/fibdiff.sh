@@ -57,7 +57,7 @@ ENGINES=$(for e in ${FIBDIFF_ENGINES:-simd dpcpe}; do
   "$BIN/bird" -p -c "$WORK/e.conf" >/dev/null 2>&1 && echo "$e"
 done)
 [ -n "$ENGINES" ] || bad "the patched bird knows no LPM engine of: ${FIBDIFF_ENGINES:-simd dpcpe}"
-echo "LPM engines: $ENGINES (variant: the best this CPU runs; every variant is checked against scalar in tests/check/lpm.sh)"
+echo "LPM engines: $ENGINES (variant: the best this CPU runs; every variant is checked against scalar in tests/check/lpm-simd.sh)"
 
 # make check-quick (BLOOMBIRD_QUICK=1): the synthetic edge and host tables only
 REAL="4:ipv4/tier1-2023.v4 6:ipv6/tier1-2023.v6 4:ipv4/as3856-feed-2015.v4.nh-aspath 4:ipv4/routeviews-2008.v4.origin"

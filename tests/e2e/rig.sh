@@ -1,4 +1,4 @@
-# Shared pieces of the end-to-end rig (sourced by demo.sh and the e2e tests).
+# Shared pieces of the end-to-end rig (sourced by demo/demo.sh, the e2e tests and the benchmarks that run in the rig).
 # Everything lives in network namespaces named bb-*; nothing outside them
 # is touched. Needs root, iproute2, gobgpd, go (for the feeder).
 set -u

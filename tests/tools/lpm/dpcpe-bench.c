@@ -19,11 +19,12 @@
  *	--sweep (IPv6 level counts 3-14, IPv4 DP levels: the measurement
  *	behind %DPCPE_DEF_LEVELS6), --filters (lookups that skip the filters).
  *
- *	The engine-against-engine and DPDK comparison is tests/bench/lpm
+ *	The engine-against-engine and DPDK comparison is tests/bench/lpm-engines
  *	(lpmtool and tests/bench/dpdk, engines dpcpe and perlength among
  *	them); this tool looks inside the engine (levels, per-level false
  *	positives on the queries, level sweep), which the engine interface
- *	does not show. `make bench' runs it after tests/bench/lpm.
+ *	does not show. `make bench' runs it after
+ *	tests/bench/lpm-engines (tests/bench/dpcpe-internals).
  *
  *	Linked against the patched tree's objects like tests/tools/fib/fibtool.c
  *	(tests/tools/lpm/dpcpe-build.sh). Not a test: it prints numbers.

@@ -3,6 +3,6 @@
 # reader's answers = show lpm lookup = the kernel's ip route get = stock's
 # show route for, after convergence, a refeed, the RIS trace, a mass
 # withdrawal and re-announcement, flaps and a bird restart (the reader stays
-# attached). tests/e2e/lpm-export.sh; `full' for the tier-1 IPv4 table.
+# attached). tests/e2e/exporter.sh; `full' for the tier-1 IPv4 table.
 . "$(dirname "$0")/../lib.sh"
-bash "$top/tests/e2e/lpm-export.sh" ci
+bash "$top/tests/e2e/exporter.sh" ci

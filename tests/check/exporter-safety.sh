@@ -10,8 +10,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 READER=$top/tools/lpm-reader/bird-lpm-reader
-[ "$(id -u)" = 0 ] || { echo "lpm-export-safety: needs root (runuser)"; exit 1; }
-id nobody >/dev/null 2>&1 || { echo "lpm-export-safety: no user nobody"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "exporter-safety: needs root (runuser)"; exit 1; }
+id nobody >/dev/null 2>&1 || { echo "exporter-safety: no user nobody"; exit 1; }
 N=bbsafe-$$
 as_nobody() { runuser -u nobody -- "$@"; }
 cleanup_shm() { rm -f /dev/shm/$N-* /dev/shm/$N-*.*; }

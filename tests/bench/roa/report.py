@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Summary of tests/e2e/roa-bench.sh: medians per build and variant, ratios
+# Summary of tests/bench/roa-import: medians per build and variant, ratios
 # measured in the same run, and the verdict checks (stock = bloombird, every
 # run and variant alike, import-time marks = show-time roa_check(), and both
 # = the independent computation of mkroa.py). Prints the summary, writes it
@@ -93,7 +93,7 @@ def main():
     out = []
     out.append("# ROA validation at import: stock BIRD vs bloombird")
     out.append("")
-    out.append("`tests/e2e/roa-bench.sh %s` on %s, %s. GoBGP offers the full IPv4 table (AS3856 2015, %d "
+    out.append("`tests/bench/roa-import %s` on %s, %s. GoBGP offers the full IPv4 table (AS3856 2015, %d "
                "routes, real AS paths) and the tier-1 IPv6 table (%d); bird (pinned to one CPU, started afresh "
                "for every run) imports IPv4, then IPv6, through an import filter that marks roa_check()'s "
                "verdict. Medians of %s alternated runs per build and variant. Wall time and /proc CPU time "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Prepares the data of tests/e2e/roa-bench.sh from the shared tables:
+# Prepares the data of tests/bench/roa-import from the shared tables:
 #
 #   roa4.conf, roa6.conf  static ROA routes ("route P max M as A;") for
 #                         include inside a "protocol static" block
@@ -153,7 +153,7 @@ def main():
         if f and "/" in f[0]:
             last4[str(ipaddress.IPv4Network(f[0], strict=False))] = f[2] if len(f) > 2 else ""
     v4 = {"valid": 0, "invalid": 0, "unknown": 0}
-    with open(a.out + "/queries4.txt.tmp", "w") as q4:   # for fibtool roa (tests/bench/roa-micro)
+    with open(a.out + "/queries4.txt.tmp", "w") as q4:   # for fibtool roa (tests/bench/roa-checks)
         for p, path in last4.items():
             origin = feeder_origin(path, a.feeder_as)
             v4[r4.verdict(ipaddress.IPv4Network(p), origin)] += 1

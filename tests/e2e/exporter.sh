@@ -19,7 +19,7 @@
 # and the protocol's feed of the full table (a protocol restart) is timed.
 # Measurements are printed as METRIC lines, not asserted.
 #
-#   lpm-export.sh [ci|full]
+#   exporter.sh [ci|full]
 #     ci:   RouteViews 2008 IPv4 (271k) + tier-1 IPv6 (160k)
 #     full: tier-1 IPv4 (902k) + tier-1 IPv6 (160k)
 set -uo pipefail
@@ -27,7 +27,7 @@ set -uo pipefail
 . "$(dirname "$0")/errlog.sh"
 
 SIZE=${1:-ci}
-RUN=$RIG_TOP/build/e2e-lpm
+RUN=$RIG_TOP/build/e2e-exporter
 BIN=$RIG_TOP/build/bin
 SBIN=$RIG_TOP/build/stock/bin
 READER=$BIN/bird-lpm-reader
@@ -51,8 +51,8 @@ cleanup() { rig_teardown "$RUN"; rm -f /dev/shm/$SHM /dev/shm/$SHM.*; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-[ "$(id -u)" = 0 ] || { echo "lpm-export e2e: needs root (network namespaces)" >&2; exit 1; }
-for f in "$V4" "$V6" "$TRACE" "$READER"; do [ -e "$f" ] || { echo "lpm-export e2e: missing $f" >&2; exit 1; }; done
+[ "$(id -u)" = 0 ] || { echo "exporter e2e: needs root (network namespaces)" >&2; exit 1; }
+for f in "$V4" "$V6" "$TRACE" "$READER"; do [ -e "$f" ] || { echo "exporter e2e: missing $f" >&2; exit 1; }; done
 rm -rf "$RUN"; mkdir -p "$RUN"
 rig_teardown "$RUN"
 rm -f /dev/shm/$SHM /dev/shm/$SHM.*
@@ -176,7 +176,7 @@ wait_kernel() {
 }
 
 # ------------------------------------------------------------------ bring up
-echo "== lpm-export e2e ($SIZE): $(basename "$V4") + $(basename "$V6")"
+echo "== exporter e2e ($SIZE): $(basename "$V4") + $(basename "$V6")"
 for x in p s; do side_up "$x" || exit 1; frr_up "$x" || { echo "FRR failed"; cat "$RUN/$x/frr/"*.log; exit 1; }; done
 
 rig_log "feeding both GoBGP instances"

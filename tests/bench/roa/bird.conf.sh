@@ -1,4 +1,4 @@
-# BIRD configuration of tests/e2e/roa-bench.sh (sourced; prints it).
+# BIRD configuration of tests/bench/roa-import (sourced; prints it).
 # roa_bird_conf VARIANT DATADIR FEEDER_AS BIRD_AS [BUILD]
 #   none  ROA tables loaded, import filter without roa_check (baseline)
 #   off   import filter marks roa_check()'s verdict, ROA tables without trie

@@ -11,8 +11,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 READER=$top/tools/lpm-reader/bird-lpm-reader
-[ "$(id -u)" = 0 ] || { echo "lpm-export-space: needs root (unshare, mount)"; exit 1; }
-id nobody >/dev/null 2>&1 || { echo "lpm-export-space: no user nobody"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "exporter-space: needs root (unshare, mount)"; exit 1; }
+id nobody >/dev/null 2>&1 || { echo "exporter-space: no user nobody"; exit 1; }
 N=bbspace
 R=20000
 

@@ -1,10 +1,11 @@
 #!/bin/bash
-# The README's main command: a GoBGP feeder announcing a real full table to
-# the patched bird, each in its own network namespace.
-#   demo.sh start   bring it up, wait for convergence, show what bird has
-#   demo.sh stop    tear everything down
+# The demo behind `./bloombird demo' and `./bloombird stop': a GoBGP feeder
+# announcing a real full table to the patched bird, each in its own network
+# namespace, with the rig of the end-to-end tests (tests/e2e/rig.sh).
+#   demo/demo.sh start   bring it up, wait for convergence, show what bird has
+#   demo/demo.sh stop    tear everything down
 set -euo pipefail
-. "$(dirname "$0")/rig.sh"
+. "$(dirname "$0")/../tests/e2e/rig.sh"
 
 RUN=$RIG_TOP/build/demo
 BIN=$RIG_TOP/build/bin
