@@ -17,7 +17,7 @@
  * nothing across a call and needs no stack frame of its own.
  *
  * fib_route() asks fib_accel_route() first: the filter's length-skipping
- * walk answers the nets it supports (fib_lpm_supported()), stock's loop
+ * walk (fib-walk.c) answers the nets it supports (fib_walk_supported()), stock's loop
  * over every shorter length the rest.
  */
 
@@ -69,6 +69,6 @@ fib_accel_find_missed(struct fib *f)
 void *
 fib_accel_route(struct fib *f, const net_addr *n, int *done)
 {
-  *done = fib_lpm_supported(f, n);
-  return *done ? fib_bloom_route(f, n) : NULL;
+  *done = fib_walk_supported(f, n);
+  return *done ? fib_walk_route(f, n) : NULL;
 }

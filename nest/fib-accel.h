@@ -11,6 +11,7 @@
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
 #include "nest/fib-rehash.h"
+#include "nest/fib-walk.h"
 
 void *fib_accel_find(struct fib *f, const net_addr *a);
 void *fib_accel_find_missed(struct fib *f);

@@ -32,8 +32,8 @@ fib_show_lengths(struct cli *c, const struct fib_bloom *b)
 {
   uint used = 0, lo = 0, hi = 0;
 
-  for (uint l = 0; l <= FIB_BLOOM_MAX_PXLEN; l++)
-    if (b->len_count[l])
+  for (uint l = 0; l <= FIB_MAX_PXLEN; l++)
+    if (b->lengths.count[l])
     {
       if (!used++)
 	lo = l;
@@ -83,21 +83,23 @@ fib_show_one(struct cli *c, rtable *t)
   }
   else
   {
-    u64 pos = b->queries - b->negatives;
-    u64 absent = b->negatives + b->false_pos;
+    const struct fib_filter *fl = &b->filter;
+    const struct fib_guards *g = &b->guards;
+    u64 pos = fl->queries - fl->negatives;
+    u64 absent = fl->negatives + fl->false_pos;
 
     cli_printf(c, -CLI_FIB, "  Filter size:      %u bytes (%s B/entry), sized for %u entries",
-	       fib_bloom_size(b), fib_show_frac((double) fib_bloom_size(b) / MAX(f->entries, 1), 1),
-	       b->capacity);
+	       fib_filter_size(fl), fib_show_frac((double) fib_filter_size(fl) / MAX(f->entries, 1), 1),
+	       fl->capacity);
     cli_printf(c, -CLI_FIB, "  Guards:           %u bytes (head guard %s, length masks for %u bands of 8 lengths, cover table %s)",
-	       fib_lpm_guards_size(b), b->head.cnt ? "on" : "off", fib_lpm_bands(b), b->cover ? "on" : "off");
+	       fib_guards_size(g), g->head.cnt ? "on" : "off", fib_guards_bands(g), g->cover ? "on" : "off");
     cli_printf(c, -CLI_FIB, "  Fill:             %s%% of counters non-zero, %u saturated, built %u times",
-	       fib_show_frac(100 * fib_bloom_fill(b), 2), b->saturated, b->rebuilds);
+	       fib_show_frac(100 * fib_filter_fill(fl), 2), fl->saturated, b->rebuilds);
     cli_printf(c, -CLI_FIB, "  Queries:          %lu (negatives %lu, positives %lu, false positives %lu)",
-	       b->queries, b->negatives, pos, b->false_pos);
+	       fl->queries, fl->negatives, pos, fl->false_pos);
     cli_printf(c, -CLI_FIB, "  False positives:  rate measured %s, predicted %s",
-	       fib_show_frac(absent ? (double) b->false_pos / absent : 0.0, 6),
-	       fib_show_frac(fib_bloom_fpr_predicted(b), 6));
+	       fib_show_frac(absent ? (double) fl->false_pos / absent : 0.0, 6),
+	       fib_show_frac(fib_filter_fpr_predicted(fl), 6));
   }
 
   /* A ROA index has no need of the filter (fib-roa.c) */

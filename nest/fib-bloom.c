@@ -1,48 +1,26 @@
 /*
- *	bloombird -- Counting Bloom filters beside BIRD FIBs
+ *	bloombird -- The FIB accelerator: life cycle and upkeep policy
  *
  *	Can be freely distributed and used under the terms of the GNU GPL,
  *	version 2 or any later version.
  */
 
 /**
- * DOC: FIB Bloom filters
+ * DOC: The FIB accelerator
  *
- * Every &fib carries a &fib_bloom: a count of prefixes per prefix length
- * (always kept) and, once the FIB hash has grown to order
- * %FIB_BLOOM_MIN_ORDER (some 2k entries; below that the hash chains sit in
- * cache and a filter only costs), a counting Bloom filter of its keys.
- * fib_find() tests the filter first and skips the chain walk on a negative;
- * longest-prefix match skips the lengths that hold no prefix and tests the
- * remaining ones in the filter before any chain is walked.
- *
- * Shape. The filter is blocked: each key hashes to one 64-byte block (one
- * cache line) of 128 4-bit counters and sets @hashes counters in it, taken
- * from independent 6-bit slices of the hash, alternately in the block's
- * two halves (FIB_BLOOM_SLOTS). One line per key
- * means one cache miss per test, which matters more than the slightly
- * higher false-positive rate of blocked filters: in BIRD 2 the hash chains
- * are short (order up to 24), so a test that costs more than one miss would
- * eat the whole gain. Four-bit counters overflow with negligible
- * probability; a counter that reaches 15 stays there (never decremented),
- * so a delete can never produce a false negative, and the next rebuild
- * makes it exact again.
- *
- * Query plane. Tests only need to know which counters are non-zero, so
- * beside the counters each block has 128 bits (16 bytes, four blocks to a
- * line), set when a counter leaves zero and cleared when it returns to it;
- * every test reads these, never the counters. A full IPv4 table's
- * counters (some 5-10 MB) fall out of a shared L3 as soon as the
- * neighbours on the host get busy, its query plane (a quarter of that)
- * mostly stays: with the counters alone, the gain of misses through the
- * filter shrank to little once the host was busy; reading the query plane
- * kept it. An update with the filter active touches one more line, and
- * only while a counter crosses zero.
- *
- * Key. A 64-bit mix (the finalizer of MurmurHash3, applied to the prefix,
- * length and RD words) of the parts of the &net_addr that BIRD's own chain
- * hash uses: ROA, flow and SADR nets are keyed by (dst) prefix and length
- * only, so ROA checks can ask the filter without knowing ASN or max length.
+ * Every &fib carries a &fib_bloom, and this file alone creates, builds,
+ * updates and frees its parts: a count of prefixes per length (always kept,
+ * fib-lengths.h); once the FIB hash has grown to order %FIB_BLOOM_MIN_ORDER
+ * (some 2k entries; below that the hash chains sit in cache and a filter
+ * only costs) and the upkeep policy finds it pays, a counting Bloom filter
+ * of its keys (fib-filter.c) with the length guards of longest-prefix
+ * walks (fib-guard.c); and for a table's ROA FIB, the ROA index
+ * (fib-roa.c). The parts know nothing of each other; fib_bloom_add() and
+ * fib_bloom_del() hand every update to each. Lookups read them:
+ * fib_find() tests the filter first and skips the chain walk on a negative
+ * (fib_bloom_find()); the longest-prefix walk (fib-walk.c) skips the
+ * lengths that hold no prefix and those the guards rule out, and tests the
+ * rest in the filter before any chain is walked.
  *
  * Size. A counting filter cannot be resized in place, so it is rebuilt from
  * the nodes, and sized for the most entries the FIB holds before its next
@@ -51,12 +29,9 @@
  * the node is in cache, and filter blocks are prefetched in batches, so the
  * filter costs the growth of a table little beyond what the rehash costs
  * anyway (a separate walk per rebuild cost more than the inserts themselves).
- * While a table grows it has @counters to 2 x @counters counters (half a
- * byte each, and a bit of query plane) per entry: with the defaults (10
- * counters, 5 hashes) 6.25 to 12.5 bytes per entry and a false-positive
- * rate of 1.4% down to 0.13% (blocked-filter estimate; `show fib' and
- * tests/bench print the measured rate). A FIB at the top hash order (2^24 buckets) does not rehash any
- * more; its filter is rebuilt by a walk of its own when it overfills.
+ * While a table grows it has @counters to 2 x @counters counters per entry.
+ * A FIB at the top hash order (2^24 buckets) does not rehash any more; its
+ * filter is rebuilt by a walk of its own when it overfills.
  */
 
 /**
@@ -106,100 +81,23 @@
 #include "lib/string.h"
 
 /**
- * fib_bloom_config_default - default filter configuration
+ * fib_bloom_config_default - default accelerator configuration
  * @c: configuration to fill
  *
- * Enables the filter with %FIB_BLOOM_DEF_HASHES hashes and
- * %FIB_BLOOM_DEF_COUNTERS counters per entry; every FIB and table
+ * Enables the accelerator with a filter of %FIB_FILTER_DEF_HASHES hashes
+ * and %FIB_FILTER_DEF_COUNTERS counters per entry; every FIB and table
  * configuration starts from these.
  */
 void
 fib_bloom_config_default(struct fib_bloom_config *c)
 {
   c->enabled = 1;
-  c->hashes = FIB_BLOOM_DEF_HASHES;
-  c->counters = FIB_BLOOM_DEF_COUNTERS;
-}
-
-/*
- *	Counters
- */
-
-static void
-bloom_insert(struct fib_bloom *b, u64 h)
-{
-  u64 *blk = (u64 *) fib_bloom_block(b, h);
-  u64 *qblk = (u64 *) fib_bloom_qblock(b, h);
-  u64 x = FIB_BLOOM_SLOTS(h);
-
-  for (uint i = 0; i < b->cf.hashes; i++)
-  {
-    uint pos = FIB_BLOOM_SLOT(x, i);
-    uint c = fib_bloom_counter(blk, pos);
-    if (c == FIB_BLOOM_CMAX)
-      continue;
-
-    if (!c)
-      qblk[pos >> 6] |= 1ULL << (pos & 63);
-
-    blk[pos >> 4] += 1ULL << ((pos & 15) * 4);
-    if (c + 1 == FIB_BLOOM_CMAX)
-      b->saturated++;
-  }
-  b->items++;
-}
-
-static void
-bloom_remove(struct fib_bloom *b, u64 h)
-{
-  u64 *blk = (u64 *) fib_bloom_block(b, h);
-  u64 *qblk = (u64 *) fib_bloom_qblock(b, h);
-  u64 x = FIB_BLOOM_SLOTS(h);
-
-  for (uint i = 0; i < b->cf.hashes; i++)
-  {
-    uint pos = FIB_BLOOM_SLOT(x, i);
-    uint c = fib_bloom_counter(blk, pos);
-
-    /* A saturated counter may undercount its keys: keep it (no false negative) */
-    if (c == FIB_BLOOM_CMAX)
-      continue;
-
-    ASSERT_DIE(c > 0);
-    blk[pos >> 4] -= 1ULL << ((pos & 15) * 4);
-    if (c == 1)
-      qblk[pos >> 6] &= ~(1ULL << (pos & 63));
-  }
-  b->items--;
-}
-
-
-/*
- *	Life cycle
- */
-
-static inline void
-len_inc(struct fib_bloom *b, uint len)
-{
-  if (!b->len_count[len]++)
-    b->len_map[len >> 6] |= 1ULL << (len & 63);
-}
-
-/* One test covers both rare cases: the last prefix of a length, and a bug */
-static inline void
-len_dec(struct fib_bloom *b, uint len)
-{
-  u32 *c = &b->len_count[len];
-  if (*c <= 1)
-  {
-    ASSERT_DIE(*c);
-    b->len_map[len >> 6] &= ~(1ULL << (len & 63));
-  }
-  (*c)--;
+  c->hashes = FIB_FILTER_DEF_HASHES;
+  c->counters = FIB_FILTER_DEF_COUNTERS;
 }
 
 /**
- * fib_bloom_init - attach filter state to a new FIB
+ * fib_bloom_init - attach the accelerator to a new FIB
  * @f: FIB being initialized
  *
  * Allocates the &fib_bloom of @f from its pool with the default
@@ -246,7 +144,7 @@ bloom_ask(struct fib_bloom *b, int ask)
 
 /**
  * fib_bloom_asked - whether fib_find() asks the filter
- * @b: filter state
+ * @b: accelerator
  *
  * Returns non-zero while the FIB's %FIB_FIND_FILTER bit is set, that is
  * while fib_find() goes through fib_bloom_find() rather than stock's walk.
@@ -257,25 +155,29 @@ fib_bloom_asked(const struct fib_bloom *b)
   return b->fib->find_gate & FIB_FIND_FILTER;
 }
 
+/* Drop the filter and its guards */
 static void
 bloom_release(struct fib_bloom *b)
 {
-  fib_lpm_guards_free(b);
-  if (b->mem)
-    mb_free(b->mem);
-
-  b->mem = NULL;
-  b->blocks = b->bits = NULL;
+  fib_guards_free(&b->guards);
+  fib_filter_free(&b->filter);
   bloom_ask(b, 0);
-  b->nblocks = b->capacity = b->items = b->saturated = 0;
+}
+
+static void
+bloom_roa_free(struct fib_bloom *b)
+{
+  if (b->roa)
+    fib_roa_free(b->roa);
+  b->roa = NULL;
 }
 
 /**
- * fib_bloom_free - free a FIB's filter state
+ * fib_bloom_free - free a FIB's accelerator
  * @f: FIB being freed
  *
  * Drops the ROA index, the filter and its guards, and the &fib_bloom
- * itself. Does nothing if @f has no filter state.
+ * itself. Does nothing if @f has none.
  */
 void
 fib_bloom_free(struct fib *f)
@@ -283,39 +185,23 @@ fib_bloom_free(struct fib *f)
   if (!f->bloom)
     return;
 
-  fib_roa_free(f);
+  bloom_roa_free(f->bloom);
   bloom_release(f->bloom);
   mb_free(f->bloom);
   f->bloom = NULL;
-}
-
-/* Add the batched keys, their blocks prefetched first: overlaps the misses */
-static void
-bloom_flush_batch(struct fib_bloom *b)
-{
-  for (uint i = 0; i < b->batch_n; i++)
-  {
-    __builtin_prefetch(fib_bloom_block(b, b->batch[i]), 1);
-    __builtin_prefetch(fib_bloom_qblock(b, b->batch[i]), 1);
-  }
-
-  for (uint i = 0; i < b->batch_n; i++)
-    bloom_insert(b, b->batch[i]);
-
-  b->batch_n = 0;
 }
 
 /**
  * fib_bloom_rebuild_begin - start building the filter anew
  * @f: FIB whose hash is being (re)built
  *
- * Drops the old filter and, if the FIB is large enough and filters are
- * enabled, allocates an empty one for twice the FIB's hash size (the most
- * entries it holds before its next rehash), or twice its entries if more.
- * The nodes are then fed by fib_bloom_rebuild_node(): fib_rehash() does it
- * in its own walk, while each node is in cache anyway. Returns whether
- * there is a filter to feed, so that a rehash without one (a table that only
- * imports) calls nothing per node.
+ * Drops the old filter and, if the FIB is large enough and the filter is
+ * active, allocates an empty one for twice the FIB's hash size (the most
+ * entries it holds before its next rehash), or twice its entries if more,
+ * and empty guards. The nodes are then fed by fib_bloom_rebuild_node():
+ * fib_rehash() does it in its own walk, while each node is in cache
+ * anyway. Returns whether there is a filter to feed, so that a rehash
+ * without one (a table that only imports) calls nothing per node.
  */
 int
 fib_bloom_rebuild_begin(struct fib *f)
@@ -329,17 +215,10 @@ fib_bloom_rebuild_begin(struct fib *f)
 
   /* fib_get() may call us with the new node linked but not yet counted */
   u64 cap = MAX(2 * (u64) f->hash_size, FIB_BLOOM_HEADROOM((u64) f->entries + 1));
-  u64 nb = (cap * b->cf.counters + FIB_BLOOM_BLOCK_SLOTS - 1) / FIB_BLOOM_BLOCK_SLOTS;
-
-  b->mem = mb_allocz(f->fib_pool, nb * (64 + 16) + 64);
-  b->blocks = (u64 *) BIRD_ALIGN((uintptr_t) b->mem, 64);
-  b->bits = b->blocks + 8 * nb;
-  b->nblocks = nb;
-  b->capacity = cap;
+  fib_filter_alloc(&b->filter, f->fib_pool, cap, b->cf.counters, b->cf.hashes);
+  fib_guards_init(&b->guards, f, &b->lengths);
   b->rebuilds++;
   b->rebuilding = 1;
-  b->batch_n = 0;
-  fib_lpm_guards_init(f);
   return 1;
 }
 
@@ -360,11 +239,8 @@ fib_bloom_rebuild_node(struct fib *f, const net_addr *a)
   if (!b->rebuilding)
     return;
 
-  b->batch[b->batch_n++] = fib_bloom_hash(a);
-  if (b->batch_n == FIB_BLOOM_BATCH)
-    bloom_flush_batch(b);
-
-  fib_lpm_guards_account(b, a, 1);
+  fib_filter_add_batched(&b->filter, fib_key_hash(a));
+  fib_guards_account(&b->guards, f, a, 1);
 }
 
 /**
@@ -382,7 +258,7 @@ fib_bloom_rebuild_end(struct fib *f)
   if (!b->rebuilding)
     return;
 
-  bloom_flush_batch(b);
+  fib_filter_flush(&b->filter);
   b->rebuilding = 0;
   bloom_ask(b, 1);		/* The next window decides */
 }
@@ -415,16 +291,9 @@ fib_bloom_resize(struct fib *f)
   fib_bloom_rebuild_end(f);
 }
 
-/*
- * Above its capacity by a margin: a growing FIB rehashes (and rebuilds the
- * filter) first, so this only fires at the top hash order. Shrinking needs
- * no check here: the FIB rehashes down, and the filter with it.
- */
-static inline int
-bloom_overfull(const struct fib_bloom *b)
-{ return b->items > b->capacity + b->capacity / 4; }
-
-/* Enter @state, building or dropping the filter; the policy starts afresh */
+/* Enter @state, building or dropping the filter; the policy starts afresh.
+ * The ROA index has candidates of its own and does not follow the filter:
+ * it goes with `bloom off' only. */
 static void
 bloom_set_state(struct fib *f, uint state)
 {
@@ -437,18 +306,20 @@ bloom_set_state(struct fib *f, uint state)
   b->reask = FIB_BLOOM_REASK;
   b->reasked = 0;
   fib_bloom_resize(f);
-  fib_roa_state(f);
+
+  if (state == FIB_BLOOM_OFF)
+    bloom_roa_free(b);
 }
 
 /**
- * fib_bloom_configure - apply a new filter configuration
+ * fib_bloom_configure - apply a new accelerator configuration
  * @f: FIB
  * @c: new configuration
  *
  * Does nothing if @c equals the current configuration. Otherwise
- * `bloom off' drops the filter, enabling a disabled one returns it to the
- * policy (or to an active filter if pinned), and other changes rebuild the
- * filter from the nodes.
+ * `bloom off' drops the filter and the ROA index, enabling a disabled one
+ * returns it to the policy (or to an active filter if pinned), and other
+ * changes rebuild the filter from the nodes.
  */
 void
 fib_bloom_configure(struct fib *f, const struct fib_bloom_config *c)
@@ -486,7 +357,7 @@ fib_bloom_pin(struct fib *f, int pin)
 
 /**
  * fib_bloom_find_window - a window of fib_find() calls through the filter is over
- * @b: filter state
+ * @b: accelerator
  *
  * fib_find() asks an active filter in the next window too if at least
  * half of the calls of this one missed; otherwise it stops asking until
@@ -582,17 +453,17 @@ fib_bloom_policy(struct fib *f)
 }
 
 /*
- * The filter's share of an insert or delete, out of line: inlined into
- * fib_get() and fib_delete(), its registers made every update of a FIB
- * without a filter save and restore more registers.
+ * The filter's and the guards' share of an insert or delete, out of line:
+ * inlined into fib_get() and fib_delete(), its registers made every update
+ * of a FIB without a filter save and restore more registers.
  */
 static __attribute__((noinline)) void
 bloom_add_key(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
-  bloom_insert(b, fib_bloom_hash(a));
-  fib_lpm_guards_account(b, a, 1);
-  if (bloom_overfull(b))
+  fib_filter_add(&b->filter, fib_key_hash(a));
+  fib_guards_account(&b->guards, f, a, 1);
+  if (fib_filter_overfull(&b->filter))
     fib_bloom_resize(f);
 }
 
@@ -600,8 +471,8 @@ static __attribute__((noinline)) void
 bloom_del_key(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
-  bloom_remove(b, fib_bloom_hash(a));
-  fib_lpm_guards_account(b, a, 0);
+  fib_filter_remove(&b->filter, fib_key_hash(a));
+  fib_guards_account(&b->guards, f, a, 0);
 }
 
 /**
@@ -610,14 +481,14 @@ bloom_del_key(struct fib *f, const net_addr *a)
  * @a: the inserted net
  *
  * Called by fib_get() for every new node: counts the prefix length and
- * the update for the policy, adds the key to an active filter (out of
- * line, bloom_add_key()) and ticks the policy.
+ * the update for the policy, adds the key to an active filter and its
+ * guards (out of line, bloom_add_key()) and ticks the policy.
  */
 void
 fib_bloom_add(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
-  len_inc(b, a->pxlen);
+  fib_lengths_inc(&b->lengths, a->pxlen);
   b->pol_upd++;
 
   if (fib_bloom_active(b))
@@ -632,16 +503,16 @@ fib_bloom_add(struct fib *f, const net_addr *a)
  * @a: the net being deleted
  *
  * Uncounts the prefix length, counts the update and removes the key from
- * an active filter. fib_delete() calls this before its walk (then nothing
- * of it is live across the call: two registers fewer to save per delete)
- * and ticks the policy only once the node is gone, as the policy may build
- * the filter from the nodes.
+ * an active filter and its guards. fib_delete() calls this before its walk
+ * (then nothing of it is live across the call: two registers fewer to save
+ * per delete) and ticks the policy only once the node is gone, as the
+ * policy may build the filter from the nodes.
  */
 void
 fib_bloom_del(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
-  len_dec(b, a->pxlen);
+  fib_lengths_dec(&b->lengths, a->pxlen);
   b->pol_upd++;
 
   if (fib_bloom_active(b))
@@ -665,15 +536,16 @@ __attribute__((noinline)) void *
 fib_bloom_find(struct fib *f, const net_addr *a)
 {
   struct fib_bloom *b = f->bloom;
-  u64 h = fib_bloom_hash(a);
+  struct fib_filter *fl = &b->filter;
+  u64 h = fib_key_hash(a);
 
-  b->queries++;
+  fl->queries++;
 
   void *r = NULL;
-  if (!fib_bloom_test_hash(b, h))
-    b->negatives++;
+  if (!fib_filter_test(fl, h))
+    fl->negatives++;
   else if (!(r = fib_find_chain(f, a)))
-    b->false_pos++;
+    fl->false_pos++;
 
   fib_bloom_find_seen(b, !r);
   return r;
@@ -681,110 +553,67 @@ fib_bloom_find(struct fib *f, const net_addr *a)
 
 
 /*
- *	Statistics
+ *	ROA index
  */
 
 /**
- * fib_bloom_size - memory of the filter in bytes
- * @b: filter state
+ * fib_bloom_roa_attach - keep a ROA index for a table's ROA FIB
+ * @f: the FIB of a roa4 or roa6 table (its nodes are nets)
  *
- * Counts each block's line of counters and its query-plane bits; the
- * guards are counted by fib_lpm_guards_size().
+ * From then on the first check builds the index (fib_bloom_roa()).
  */
-uint
-fib_bloom_size(const struct fib_bloom *b)
-{ return b->nblocks * (64 + 16); }
-
-/**
- * fib_bloom_fill - share of the filter's counters that are non-zero
- * @b: filter state
- *
- * Counts the query plane's set bits; 0 without an active filter. For
- * the statistics of `show fib'.
- */
-double
-fib_bloom_fill(const struct fib_bloom *b)
+void
+fib_bloom_roa_attach(struct fib *f)
 {
-  if (!fib_bloom_active(b))
-    return 0;
+  if (net_val_match(f->addr_type, NB_ROA))
+    f->bloom->roa_nets = FIB_ROA_OWN;
+}
 
-  u64 nz = 0;
-  for (uint i = 0; i < b->nblocks * 2; i++)
-    nz += __builtin_popcountll(b->bits[i]);
-
-  return (double) nz / ((double) b->nblocks * FIB_BLOOM_BLOCK_SLOTS);
+/* A prefix with more ROAs than the index holds: the index is dropped for
+ * good, and checks walk the filter and the chains (exact, only slower) */
+static void
+bloom_roa_give_up(struct fib_bloom *b, const net_addr *roa)
+{
+  log(L_WARN "ROA index dropped: more than %u ROAs of the prefix of %N; ROA checks walk the FIB instead",
+      FIB_ROA_MAX_SHARED, roa);
+  bloom_roa_free(b);
+  b->roa_nets = FIB_ROA_NONE;
 }
 
 /**
- * fib_bloom_bits_exact - check the query plane against the counters
- * @b: filter state
+ * fib_bloom_roa - the ROA index of an attached FIB, built if none
+ * @f: ROA FIB
  *
- * For tests: whether every bit of the query plane is set exactly when its
- * counter is non-zero (1 also without a filter).
+ * Called by net_roa_check(), outside any FIB update. Returns the index, or
+ * NULL if the FIB is not attached, has `bloom off' or its index was given
+ * up.
  */
-int
-fib_bloom_bits_exact(const struct fib_bloom *b)
+struct fib_roa *
+fib_bloom_roa(struct fib *f)
 {
-  for (uint i = 0; fib_bloom_active(b) && (i < b->nblocks); i++)
-    for (uint pos = 0; pos < FIB_BLOOM_BLOCK_SLOTS; pos++)
-      if (!fib_bloom_counter(b->blocks + 8 * i, pos) != !fib_bloom_bit(b->bits + 2 * i, pos))
-	return 0;
+  struct fib_bloom *b = f->bloom;
+  const net_addr *over = NULL;
 
-  return 1;
-}
+  if (!b->roa && fib_bloom_roa_own(b) && !(b->roa = fib_roa_new(f, &over)))
+    bloom_roa_give_up(b, over);
 
-/* e^-x as (1 - x/2^20)^(2^20): good to 1e-5 here, and no libm in bird */
-static double
-bloom_exp_neg(double x)
-{
-  double e = 1 - x / (1 << 20);
-  for (int i = 0; i < 20; i++)
-    e *= e;
-  return e;
-}
-
-static double
-bloom_pow(double x, uint n)
-{
-  double p = 1;
-  while (n--)
-    p *= x;
-  return p;
+  return b->roa;
 }
 
 /**
- * fib_bloom_fpr_predicted - expected false-positive rate of the filter
- * @b: filter state
+ * fib_bloom_roa_changed - a ROA net's valid route appeared or went
+ * @f: ROA FIB of a table
+ * @roa: the ROA net
+ * @valid: it has a valid best route now (and had none), or the reverse
  *
- * Models a blocked filter: a query lands in a block holding L keys, L
- * Poisson-distributed with mean items / blocks, and finds its k0 slots of
- * half 0 non-zero with probability (1 - (1 - 1/64)^(k0 L))^k0, its k1 slots
- * of half 1 likewise. Returns 0 without an active filter. For `show fib'
- * and the tests, which compare it with the measured rate.
+ * Called by rt_lpm_net_changed() from rte_announce(); does nothing while
+ * the FIB has no index.
  */
-double
-fib_bloom_fpr_predicted(const struct fib_bloom *b)
+void
+fib_bloom_roa_changed(struct fib *f, const net_addr *roa, int valid)
 {
-  if (!fib_bloom_active(b))
-    return 0;
+  struct fib_bloom *b = f->bloom;
 
-  /* Half 0 takes the even slots, half 1 the odd ones (FIB_BLOOM_SLOT()) */
-  uint k0 = (b->cf.hashes + 1) / 2, k1 = b->cf.hashes / 2;
-  double lambda = (double) b->items / b->nblocks;
-  double pl = bloom_exp_neg(lambda);		/* P(L = 0) */
-  double empty0 = 1, empty1 = 1, fpr = 0;
-
-  /* One key leaves a given slot of half 0 (half 1) zero */
-  double keep0 = bloom_pow(1 - 2.0 / FIB_BLOOM_BLOCK_SLOTS, k0);
-  double keep1 = bloom_pow(1 - 2.0 / FIB_BLOOM_BLOCK_SLOTS, k1);
-
-  for (uint L = 0; L < 4 * lambda + 64; L++)
-  {
-    fpr += pl * bloom_pow(1 - empty0, k0) * bloom_pow(1 - empty1, k1);
-    pl *= lambda / (L + 1);
-    empty0 *= keep0;
-    empty1 *= keep1;
-  }
-
-  return fpr;
+  if (b->roa && !fib_roa_update(b->roa, f, roa, valid))
+    bloom_roa_give_up(b, roa);
 }

@@ -180,29 +180,29 @@ t_churn_all_types(void)
       if (!(op % (OPS / 16)))
       {
 	sweeps_ok &= check_all(&f, keys, in);
-	bits_ok &= fib_bloom_bits_exact(f.bloom);
-	guards_ok &= fib_lpm_guards_cover(&f);
+	bits_ok &= fib_filter_bits_exact(&f.bloom->filter);
+	guards_ok &= fib_guards_valid(&f.bloom->guards, &f);
       }
     }
     sweeps_ok &= check_all(&f, keys, in);
 
     bt_assert_msg(bad == 0, "%s: %u answers differ from the reference", net_label[type], bad);
     bt_assert_msg(sweeps_ok, "%s: a present key was not found (false negative) or an absent one was", net_label[type]);
-    bt_assert_msg(bits_ok && fib_bloom_bits_exact(f.bloom), "%s: a query-plane bit differs from its counter", net_label[type]);
-    bt_assert_msg(guards_ok && fib_lpm_guards_cover(&f), "%s: a guard or length mask rules out a present node", net_label[type]);
+    bt_assert_msg(bits_ok && fib_filter_bits_exact(&f.bloom->filter), "%s: a query-plane bit differs from its counter", net_label[type]);
+    bt_assert_msg(guards_ok && fib_guards_valid(&f.bloom->guards, &f), "%s: a guard or length mask rules out a present node", net_label[type]);
     bt_assert(f.entries == entries && ref.entries == entries);
     bt_assert_msg(max_order >= 13, "%s: grew to order %u", net_label[type], max_order);
     bt_assert_msg(min_order_after < max_order, "%s: shrank to order %u", net_label[type], min_order_after);
     bt_assert_msg(seen_filter, "%s: the filter was %s", net_label[type], pinned ? "never built" : "never built by the policy");
 
     /* Per-length counts agree with the nodes */
-    u32 cnt[FIB_BLOOM_MAX_PXLEN + 1] = {};
+    u32 cnt[FIB_MAX_PXLEN + 1] = {};
     FIB_WALK(&f, struct test_node, tn) { cnt[fib_user_to_node(&f, tn)->addr->pxlen]++; } FIB_WALK_END;
-    bt_assert(!memcmp(cnt, f.bloom->len_count, sizeof(cnt)));
+    bt_assert(!memcmp(cnt, f.bloom->lengths.count, sizeof(cnt)));
 
     bt_debug("%s (%s): max order %u, final order %u, filter queries %lu, negatives %lu, fp %lu, built %u dropped %u\n",
-	     net_label[type], pinned ? "pinned" : "policy", max_order, f.hash_order, f.bloom->queries,
-	     f.bloom->negatives, f.bloom->false_pos, f.bloom->activations, f.bloom->drops);
+	     net_label[type], pinned ? "pinned" : "policy", max_order, f.hash_order, f.bloom->filter.queries,
+	     f.bloom->filter.negatives, f.bloom->filter.false_pos, f.bloom->activations, f.bloom->drops);
 
     rfree(p);
   }
@@ -229,11 +229,11 @@ t_saturation(void)
   /* Count the same key 40 more times: its counters saturate */
   for (int i = 0; i < 40; i++)
     fib_bloom_add(&f, (net_addr *) &k);
-  bt_assert(f.bloom->saturated >= f.bloom->cf.hashes);
+  bt_assert(f.bloom->filter.saturated >= f.bloom->cf.hashes);
 
   for (int i = 0; i < 40; i++)
     fib_bloom_del(&f, (net_addr *) &k);
-  bt_assert(fib_bloom_bits_exact(f.bloom));
+  bt_assert(fib_filter_bits_exact(&f.bloom->filter));
 
   /* Sticky counters: the real key is still admitted and found */
   bt_assert(fib_find(&f, (net_addr *) &k) != NULL);
@@ -254,17 +254,17 @@ t_saturation(void)
 	bt_assert(fib_find(&f, (net_addr *) &ks[i + 1]) != NULL);
     }
   bt_assert(fib_find(&f, (net_addr *) &k) != NULL);
-  bt_assert(fib_bloom_bits_exact(f.bloom));
+  bt_assert(fib_filter_bits_exact(&f.bloom->filter));
 
   /* The key removed: the filter may still say maybe, the FIB says no */
   fib_delete(&f, fib_find(&f, (net_addr *) &k));
   bt_assert(fib_find(&f, (net_addr *) &k) == NULL);
-  bt_assert(f.bloom->len_count[24] == 0 && f.bloom->len_count[28] == 0);
+  bt_assert(f.bloom->lengths.count[24] == 0 && f.bloom->lengths.count[28] == 0);
 
   /* A rebuild starts exact again */
   fib_bloom_resize(&f);
-  bt_assert(f.bloom->saturated == 0);
-  bt_assert(f.bloom->items == f.entries);
+  bt_assert(f.bloom->filter.saturated == 0);
+  bt_assert(f.bloom->filter.items == f.entries);
 
   rfree(p);
   bt_bird_cleanup();
@@ -293,7 +293,7 @@ t_false_positive_rate(void)
     }
 
     struct fib_bloom *b = f.bloom;
-    u64 q0 = b->queries, n0 = b->negatives, fp0 = b->false_pos;
+    u64 q0 = b->filter.queries, n0 = b->filter.negatives, fp0 = b->filter.false_pos;
     for (int i = 0; i < 1000000; i++)
     {
       net_addr_union n;
@@ -301,13 +301,13 @@ t_false_positive_rate(void)
       fib_find(&f, &n.n);
     }
 
-    u64 absent = (b->negatives - n0) + (b->false_pos - fp0);
-    double measured = (double) (b->false_pos - fp0) / absent;
-    double predicted = fib_bloom_fpr_predicted(b);
+    u64 absent = (b->filter.negatives - n0) + (b->filter.false_pos - fp0);
+    double measured = (double) (b->filter.false_pos - fp0) / absent;
+    double predicted = fib_filter_fpr_predicted(&b->filter);
 
     bt_debug("%s: %u entries, %u B filter, measured FPR %.5f, predicted %.5f\n",
-	     net_label[type], f.entries, fib_bloom_size(b), measured, predicted);
-    bt_assert(b->queries - q0 == 1000000);
+	     net_label[type], f.entries, fib_filter_size(&b->filter), measured, predicted);
+    bt_assert(b->filter.queries - q0 == 1000000);
     bt_assert(measured > 0 && measured < 3 * predicted + 0.001);
     bt_assert(measured < 0.05);
 
@@ -340,11 +340,11 @@ t_configure(void)
   /* Half the counters per entry: half the blocks (up to rounding) */
   struct fib_bloom_config c = { .enabled = 1, .hashes = 3, .counters = 24 };
   fib_bloom_configure(&f, &c);
-  uint size_def = fib_bloom_size(f.bloom);
+  uint size_def = fib_filter_size(&f.bloom->filter);
   c.counters = 12;
   fib_bloom_configure(&f, &c);
-  bt_assert(2 * fib_bloom_size(f.bloom) <= size_def + 128);
-  bt_assert(2 * fib_bloom_size(f.bloom) >= size_def - 128);
+  bt_assert(2 * fib_filter_size(&f.bloom->filter) <= size_def + 128);
+  bt_assert(2 * fib_filter_size(&f.bloom->filter) >= size_def - 128);
   bt_assert(f.bloom->cf.hashes == 3);
 
   c.enabled = 0;
@@ -439,7 +439,7 @@ t_policy(void)
    * asked nearly always */
   for (uint quarters = 1; quarters <= 3; quarters += 2)
   {
-    u64 q0 = f.bloom->queries;
+    u64 q0 = f.bloom->filter.queries;
     uint calls = 256 * FIB_BLOOM_POLICY_EVERY;
     for (uint i = 0; i < calls; i++)
     {
@@ -450,7 +450,7 @@ t_policy(void)
 	do rnd_net(&x.n, NET_IP4, 1); while (fib_find(&ref, &x.n));
       bad += !same_node(&f, fib_find(&f, &x.n), &ref, fib_find(&ref, &x.n));
     }
-    double asked = (double) (f.bloom->queries - q0) / calls;
+    double asked = (double) (f.bloom->filter.queries - q0) / calls;
     bt_debug("%u/4 misses: %.3f of the calls asked the filter, re-ask after %u\n", quarters, asked, f.bloom->reask);
     bt_assert_msg((quarters == 1) ? (asked < 0.1) : (asked > 0.9),
 		  "%u/4 misses: %.3f of the calls asked the filter", quarters, asked);
@@ -544,15 +544,15 @@ t_policy_on_delete(void)
   }
 
   bt_assert_msg(fib_bloom_active(f.bloom) && gone, "not built after %u events", q);
-  bt_assert_msg(f.bloom->items == f.entries, "filter counts %u keys for %u nodes", f.bloom->items, f.entries);
+  bt_assert_msg(f.bloom->filter.items == f.entries, "filter counts %u keys for %u nodes", f.bloom->filter.items, f.entries);
   bt_assert(fib_find(&f, &gone->n) == NULL);
 
   /* Every node still found through the filter; the rebuild counts the same */
   for (uint i = 0; i < n; i++)
     bad += !same_node(&f, fib_find(&f, &ks[i].n), &ref, fib_find(&ref, &ks[i].n));
-  uint items = f.bloom->items;
+  uint items = f.bloom->filter.items;
   fib_bloom_resize(&f);
-  bt_assert(f.bloom->items == items);
+  bt_assert(f.bloom->filter.items == items);
   bt_assert_msg(bad == 0, "%u answers differ from the reference", bad);
 
   rfree(p);

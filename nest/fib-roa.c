@@ -11,7 +11,7 @@
  * RFC 6483 validation (net_roa_check()) asks for every ROA whose prefix
  * covers the route's prefix: stock BIRD walks the FIB chain of each length
  * from the route's down to 0 and reads each ROA node and its route. The
- * filter and guards (fib-lpm.c) cut the lengths to a few candidates, but
+ * filter and guards (fib-guard.c) cut the lengths to a few candidates, but
  * each one that holds ROAs still costs a chain walk: the bucket, the nodes
  * before and after the ROAs of that prefix, each ROA's route, one cache
  * miss after another; measured, those walks were most of a check's time.
@@ -31,7 +31,7 @@
  * lengths never changes it.
  *
  * The index follows validity, not FIB nodes: rte_announce() calls
- * rt_lpm_net_changed(), and so fib_roa_changed(), whenever a net's valid
+ * rt_lpm_net_changed(), and so fib_roa_update(), whenever a net's valid
  * best route appears or goes, which is exactly when stock's
  * rte_is_valid(net->routes) changes. A node without a valid route (withdrawn
  * and not yet pruned, or holding only filtered routes) is not in the index,
@@ -60,7 +60,8 @@
  * is: the upkeep policy may build the filter inside fib_get(), whose new
  * node is linked before its net is cleared, and a walk of the nets then
  * would read that net's stale routes. Only tables attach their ROA FIBs
- * (fib_roa_attach(), from rt_lpm_configure()): other users of ROA-typed
+ * (fib_bloom_roa_attach(), from rt_lpm_configure()); the accelerator
+ * (fib-bloom.c) keeps the index: other users of ROA-typed
  * FIBs (tests) have no nets behind their nodes.
  *
  * A slot counts up to %FIB_ROA_MAX_SHARED ROAs of its prefix. A table that
@@ -71,7 +72,7 @@
 #include "nest/bird.h"
 #include "nest/route.h"
 #include "nest/cli.h"
-#include "nest/fib-bloom.h"
+#include "nest/fib-key.h"
 #include "nest/fib-roa.h"
 #include "lib/resource.h"
 #include "lib/string.h"
@@ -85,7 +86,7 @@ roa_slot_size(const struct fib_roa *r)
 /* Key hash of a prefix: the filter's (the check has it per candidate) */
 static inline u64
 roa_key(const struct fib_roa *r, const struct fib_roa_slot *s)
-{ return r->v6 ? fib_bloom_key_ip6(&s->px6[0], s->pxlen) : fib_bloom_key_ip4(ip4_from_u32(s->px4), s->pxlen); }
+{ return r->v6 ? fib_key_ip6(&s->px6[0], s->pxlen) : fib_key_ip4(ip4_from_u32(s->px4), s->pxlen); }
 
 /* Mask bit of length @len (1-32) in a block mask */
 static inline u32
@@ -338,66 +339,59 @@ static inline int
 roa_of_net(const net_addr *a, u64 *e, u64 *h)
 {
   const net_addr_union *u = (const void *) a;
-  if (!fib_lpm_canonical(a))
+  if (!fib_key_canonical(a))
     return 0;
 
   if (a->type == NET_ROA4)
   {
     *e = FIB_ROA(u->roa4.asn, u->roa4.max_pxlen);
-    *h = fib_bloom_key_ip4(u->roa4.prefix, a->pxlen);
+    *h = fib_key_ip4(u->roa4.prefix, a->pxlen);
   }
   else
   {
     *e = FIB_ROA(u->roa6.asn, u->roa6.max_pxlen);
-    *h = fib_bloom_key_ip6(&u->roa6.prefix, a->pxlen);
+    *h = fib_key_ip6(&u->roa6.prefix, a->pxlen);
   }
   return 1;
 }
 
-/*
- * A prefix with more ROAs than a slot counts: the index is dropped for good
- * and the FIB detached, so that its checks walk the filter and the chains
- * (exact, only slower) instead of an index that would miss a ROA
- */
-static void
-roa_give_up(struct fib *f, const net_addr *roa)
-{
-  log(L_WARN "ROA index dropped: more than %u ROAs of the prefix of %N; ROA checks walk the FIB instead",
-      FIB_ROA_MAX_SHARED, roa);
-  fib_roa_free(f);
-  f->bloom->roa_nets = FIB_ROA_NONE;
-}
-
 /**
- * fib_roa_changed - a ROA net's valid route appeared or went
- * @f: ROA FIB of a table
+ * fib_roa_update - a ROA net's valid route appeared or went
+ * @r: the index
+ * @f: its ROA FIB
  * @roa: the ROA net
  * @valid: it has a valid best route now (and had none), or the reverse
  *
- * Called by rt_lpm_net_changed() from rte_announce(), only for FIBs that
- * have an index.
+ * Returns 0 if the index cannot hold the change (a prefix with more ROAs
+ * than a slot counts): the caller must then drop it, as it would miss a
+ * ROA. A ROA net with host bits is not indexed (no check can match it).
  */
-void
-fib_roa_changed(struct fib *f, const net_addr *roa, int valid)
+int
+fib_roa_update(struct fib_roa *r, struct fib *f, const net_addr *roa, int valid)
 {
-  struct fib_roa *r = f->bloom->roa;
   u64 e, h;
 
-  if (!r || !roa_of_net(roa, &e, &h))
-    return;
+  if (!roa_of_net(roa, &e, &h))
+    return 1;
 
   if (!valid)
     roa_del(f, r, roa, h, e);
   else if (roa_add(f, r, roa, h, e) < 0)
-    roa_give_up(f, roa);
+    return 0;
+
+  return 1;
 }
 
-static void roa_release(struct fib_roa *r);
-
-/* A fresh index of the nodes with a valid route; NULL, and the ROA in
- * @over, if a prefix has more ROAs than a slot counts */
-static struct fib_roa *
-roa_new(struct fib *f, const net_addr **over)
+/**
+ * fib_roa_new - build the index of a ROA FIB
+ * @f: the FIB of a roa4 or roa6 table
+ * @over: set to the offending ROA when the index cannot be built, or NULL
+ *
+ * Indexes the ROA nets that have a valid route. Returns NULL, and the ROA
+ * in @over, if a prefix has more ROAs than a slot counts.
+ */
+struct fib_roa *
+fib_roa_new(struct fib *f, const net_addr **over)
 {
   struct fib_roa *r = mb_allocz(f->fib_pool, sizeof(struct fib_roa));
   uint order = FIB_ROA_MIN_ORDER;
@@ -425,7 +419,7 @@ roa_new(struct fib *f, const net_addr **over)
       {
 	if (over)
 	  *over = fn->addr;
-	roa_release(r);
+	fib_roa_free(r);
 	return NULL;
       }
     }
@@ -434,8 +428,12 @@ roa_new(struct fib *f, const net_addr **over)
   return r;
 }
 
-static void
-roa_release(struct fib_roa *r)
+/**
+ * fib_roa_free - free an index
+ * @r: the index
+ */
+void
+fib_roa_free(struct fib_roa *r)
 {
   for (u32 i = 0; i <= r->mask; i++)
   {
@@ -449,52 +447,6 @@ roa_release(struct fib_roa *r)
   if (r->blk6)
     mb_free(r->blk6);
   mb_free(r);
-}
-
-/**
- * fib_roa_attach - keep a ROA index for a table's ROA FIB
- * @f: the FIB of a roa4 or roa6 table (its nodes are nets)
- *
- * From then on the first check builds the index (fib_roa_build()).
- */
-void
-fib_roa_attach(struct fib *f)
-{
-  if (net_val_match(f->addr_type, NB_ROA))
-    f->bloom->roa_nets = FIB_ROA_OWN;
-}
-
-/**
- * fib_roa_build - the index of an attached FIB, built if none
- * @f: ROA FIB
- *
- * Called by net_roa_check(), outside any FIB update. Returns the index, or
- * NULL if the FIB is not attached or has `bloom off'.
- */
-struct fib_roa *
-fib_roa_build(struct fib *f)
-{
-  struct fib_bloom *b = f->bloom;
-  const net_addr *over = NULL;
-
-  if (!b->roa && fib_bloom_roa_own(b) && !(b->roa = roa_new(f, &over)))
-    roa_give_up(f, over);
-
-  return b->roa;
-}
-
-/**
- * fib_roa_state - the FIB's filter state changed
- * @f: FIB
- *
- * The index has candidates of its own (block masks) and does not follow
- * the filter: it goes with `bloom off' only.
- */
-void
-fib_roa_state(struct fib *f)
-{
-  if (f->bloom->state == FIB_BLOOM_OFF)
-    fib_roa_free(f);
 }
 
 /*
@@ -541,7 +493,7 @@ fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn)
     m &= ~(1U << bit);
     len[n] = bit + 1;
     key[n] = a & (0xffffffffU << (31 - bit));
-    h[n] = fib_bloom_key_ip4(ip4_from_u32(key[n]), len[n]);
+    h[n] = fib_key_ip4(ip4_from_u32(key[n]), len[n]);
     __builtin_prefetch(fib_roa_slot(r, h[n] >> r->shift));
     n++;
   }
@@ -549,7 +501,7 @@ fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn)
   if (r->len0)
   {
     len[n] = key[n] = 0;
-    h[n] = fib_bloom_key_ip4(IP4_NONE, 0);
+    h[n] = fib_key_ip4(IP4_NONE, 0);
     n++;
   }
 
@@ -572,7 +524,7 @@ fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn)
  *
  * As fib_roa_check4(), with the candidates from @far (lengths 81-128), the
  * word of @blk6 for @px's /32 (17-80), the block mask of its /16 (1-16),
- * and the /0. The slot keys are the filter's (fib_bloom_key_ip6()),
+ * and the /0. The slot keys are the filter's (fib_key_ip6()),
  * computed from the trimmed halves.
  */
 int
@@ -581,8 +533,8 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
   u64 hi = ((u64) px->addr[0] << 32) | px->addr[1];
   u64 lo = ((u64) px->addr[2] << 32) | px->addr[3];
   u32 top = px->addr[0];
-  u64 h[FIB_BLOOM_MAX_PXLEN + 2];
-  u8 len[FIB_BLOOM_MAX_PXLEN + 2];
+  u64 h[FIB_MAX_PXLEN + 2];
+  u8 len[FIB_MAX_PXLEN + 2];
   uint n = 0;
 
   /* Candidate lengths, longest first */
@@ -604,8 +556,8 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
 
   for (uint k = 0; k < n; k++)
   {
-    h[k] = fib_bloom_key_ip6_halves(fib_bloom_ip6_order(hi & fib_lpm_mask6_hi(len[k])),
-				    fib_bloom_ip6_order(lo & fib_lpm_mask6_lo(len[k])), len[k]);
+    h[k] = fib_key_ip6_halves(fib_key_ip6_order(hi & fib_key_mask6_hi(len[k])),
+				    fib_key_ip6_order(lo & fib_key_mask6_lo(len[k])), len[k]);
     __builtin_prefetch(fib_roa_slot(r, h[k] >> r->shift));
   }
 
@@ -614,31 +566,13 @@ fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn)
   r->probes += n;
   for (uint k = 0; k < n; k++)
   {
-    u64 th = hi & fib_lpm_mask6_hi(len[k]), tl = lo & fib_lpm_mask6_lo(len[k]);
+    u64 th = hi & fib_key_mask6_hi(len[k]), tl = lo & fib_key_mask6_lo(len[k]);
     ip6_addr key = ip6_build(th >> 32, th, tl >> 32, tl);
     if (roa_seen(r, fib_roa_find6(r, h[k], key, len[k]), asn, pxlen, &anything))
       return ROA_VALID;
   }
 
   return anything ? ROA_INVALID : ROA_UNKNOWN;
-}
-
-/**
- * fib_roa_free - drop a FIB's ROA index
- * @f: FIB
- *
- * Frees the index and its slots; does nothing if @f has none. Called when
- * the FIB's filter state is freed.
- */
-void
-fib_roa_free(struct fib *f)
-{
-  struct fib_bloom *b = f->bloom;
-  if (!b->roa)
-    return;
-
-  roa_release(b->roa);
-  b->roa = NULL;
 }
 
 /* Whether slot @s holds the same ROAs as slot @t (both in use) */
@@ -661,21 +595,21 @@ roa_same(const struct fib_roa_slot *s, const struct fib_roa_slot *t)
 }
 
 /**
- * fib_roa_exact - check the index against the nodes
- * @f: ROA FIB
+ * fib_roa_exact - check an index against the nodes
+ * @r: the index, or NULL
+ * @f: its ROA FIB
  *
  * For tests: the index, if any, holds exactly the ROAs of the nodes with a
  * valid route, each prefix findable from its home slot, with the counts
  * right and at most 3/4 of the slots in use. 1 if so (or without an index).
  */
 int
-fib_roa_exact(struct fib *f)
+fib_roa_exact(const struct fib_roa *r, struct fib *f)
 {
-  struct fib_roa *r = f->bloom->roa;
   if (!r)
     return 1;
 
-  struct fib_roa *t = roa_new(f, NULL);
+  struct fib_roa *t = fib_roa_new(f, NULL);
   if (!t)
     return 0;
 
@@ -714,7 +648,7 @@ fib_roa_exact(struct fib *f)
     ok = ok && (r->len0 == t->len0) && ((r->far & t->far) == t->far);
   }
 
-  roa_release(t);
+  fib_roa_free(t);
   return ok;
 }
 

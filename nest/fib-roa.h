@@ -17,8 +17,8 @@ struct fib;
  * One slot per distinct ROA prefix (prefix and length) that has at least one
  * ROA with a valid route: its ROAs' origins and max lengths, inline for one
  * ROA, in an array for more. Open addressing with linear probing, at most
- * 3/4 full, home slot from the top bits of the prefix's filter key
- * (fib_bloom_key_ip4(), fib_bloom_key_ip6()). IPv4 tables use 16-byte
+ * 3/4 full, home slot from the top bits of the prefix's key
+ * (fib_key_ip4(), fib_key_ip6()). IPv4 tables use 16-byte
  * slots, IPv6 ones 32 (the prefix follows in @px6).
  */
 #define FIB_ROA(asn, max)	(((u64) (asn) << 8) | (max))
@@ -107,21 +107,19 @@ fib_roa_slot_valid(const struct fib_roa_slot *s, u32 asn, uint pxlen)
 }
 
 /*
- * Life cycle: a table's ROA FIB is attached (its nodes are nets); then the
- * first check builds the index, kept until `bloom off' (fib_roa_state(),
- * from fib-bloom.c); enum fib_roa_attached in fib-bloom.h
+ * Life cycle: the accelerator of a table's ROA FIB (fib-bloom.c) builds
+ * the index at the first check, hands it every change of validity and
+ * frees it with `bloom off' or when an update cannot be held
  */
-void fib_roa_attach(struct fib *f);
-struct fib_roa *fib_roa_build(struct fib *f);
-void fib_roa_free(struct fib *f);
-void fib_roa_state(struct fib *f);		/* The filter's state changed */
+struct fib_roa *fib_roa_new(struct fib *f, const net_addr **over);
+void fib_roa_free(struct fib_roa *r);
 
 /* RFC 6483 verdict (ROA_VALID, ...) of @px/@pxlen (no host bits) by origin @asn */
 int fib_roa_check4(struct fib_roa *r, ip4_addr px, uint pxlen, u32 asn);
 int fib_roa_check6(struct fib_roa *r, const ip6_addr *px, uint pxlen, u32 asn);
 
-/* A ROA net's valid route appeared (@valid) or went (rt_lpm_net_changed()) */
-void fib_roa_changed(struct fib *f, const net_addr *roa, int valid);
+/* A ROA net's valid route appeared (@valid) or went; 0: drop the index */
+int fib_roa_update(struct fib_roa *r, struct fib *f, const net_addr *roa, int valid);
 
 /**
  * fib_roa_find4 - slot of an IPv4 ROA prefix in the index
@@ -169,7 +167,7 @@ fib_roa_find6(const struct fib_roa *r, u64 h, ip6_addr px, uint pxlen)
   }
 }
 
-int fib_roa_exact(struct fib *f);		/* Equal to an index built from the nodes (tests) */
+int fib_roa_exact(const struct fib_roa *r, struct fib *f);		/* Equal to an index built from the nodes (tests) */
 uint fib_roa_size(const struct fib_roa *r);	/* Bytes */
 
 #endif

@@ -99,7 +99,7 @@ set_new(struct roa_set *s, int v6)
   t->name = "roa";
   t->addr_type = v6 ? NET_ROA6 : NET_ROA4;
   fib_init(&t->fib, p, t->addr_type, sizeof(net), OFFSETOF(net, n), 0, NULL);
-  fib_roa_attach(&t->fib);
+  fib_bloom_roa_attach(&t->fib);
 
   s->tab = t;
   s->roa = mb_alloc(p, UNIVERSE * sizeof(net_addr_union));
@@ -238,7 +238,7 @@ check_all(struct roa_set *s, int v6, const char *when)
 	       v6 ? "IPv6" : "IPv4", when, tmp_sprintf("%N", &q.n), asn, got, walk, want);
   }
 
-  int exact = fib_roa_exact(&s->tab->fib);
+  int exact = fib_roa_exact(b->roa, &s->tab->fib);
   if (r)
     bt_assert_msg(r->stale <= r->groups / 4 + 64, "%s: %u stale block mask bits for %u slots", when, r->stale, r->groups);
   bt_assert_msg(!bad, "%s, %s: %u of %u verdicts (index or filter walk) differ from stock's", v6 ? "IPv6" : "IPv4", when, bad, QUERIES);
@@ -437,7 +437,7 @@ t_crowded(void)
   bt_assert_msg(!bad, "%u of %u verdicts differ from stock's after the index was dropped", bad, QUERIES);
 
   /* Attached again (a reconfiguration): a build from the nodes gives up too */
-  fib_roa_attach(f);
+  fib_bloom_roa_attach(f);
   first_check_none(&s);
   bt_assert_msg(!f->bloom->roa, "an index built with a prefix of %u ROAs", CROWD);
 

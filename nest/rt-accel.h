@@ -10,6 +10,8 @@
 
 #include "nest/route.h"
 #include "nest/fib-bloom.h"
+#include "nest/fib-roa.h"
+#include "nest/fib-walk.h"
 #include "nest/rt-lpm.h"
 
 struct network *rt_accel_route(struct rtable *tab, const net_addr *n, int *done);

@@ -322,7 +322,7 @@ rt_lpm_roa_up(struct rt_lpm_roa *r, struct rt_lpm_roa_group *g)
  * @asn: origin AS, 0 if unknown
  * @done: set to 0 when the engine cannot answer (no engine, stale, a net
  * of the other family, out of its length range or with host bits set,
- * fib_lpm_canonical()): the stock paths answer
+ * fib_key_canonical()): the stock paths answer
  *
  * Returns ROA_VALID, ROA_INVALID or ROA_UNKNOWN, as stock does.
  */
@@ -335,7 +335,7 @@ rt_lpm_roa_check(rtable *tab, const net_addr *n, u32 asn, int *done)
   *done = 0;
 
   if (!l || l->stale || !l->roa || (!v4 && !v6) || (n->pxlen > net_max_prefix_length[n->type]) ||
-      !fib_lpm_canonical(n))
+      !fib_key_canonical(n))
     return ROA_UNKNOWN;
 
   struct rt_lpm_roa *r = l->roa;

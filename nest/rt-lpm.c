@@ -40,7 +40,6 @@
 #include "nest/route.h"
 #include "nest/lpm.h"
 #include "nest/rt-lpm.h"
-#include "nest/fib-roa.h"
 #include "lib/event.h"
 #include "lib/timer.h"
 #include "lib/resource.h"
@@ -165,7 +164,7 @@ rt_lpm_configure(rtable *tab, const struct rt_lpm_config *cf)
   struct rt_lpm *old = tab->lpm;
 
   /* Not an engine's: a ROA table's FIB keeps a ROA index with its filter */
-  fib_roa_attach(&tab->fib);
+  fib_bloom_roa_attach(&tab->fib);
 
   if (old && rt_lpm_config_same(&old->cf, cf) && !old->stale)
     return;
@@ -263,8 +262,7 @@ rt_lpm_fail(struct rt_lpm *l, const net_addr *n)
 void
 rt_lpm_net_changed(rtable *tab, net *n, int valid)
 {
-  if (tab->fib.bloom->roa)
-    fib_roa_changed(&tab->fib, n->n.addr, valid);
+  fib_bloom_roa_changed(&tab->fib, n->n.addr, valid);
 
   struct rt_lpm *l = tab->lpm;
   if (!l || l->stale)
@@ -320,7 +318,7 @@ rt_lpm_net_changed(rtable *tab, net *n, int valid)
  * @tab: table
  * @n: net asked about
  * @done: set to 1 when the answer is the engine's (not for a net out of
- * its length range or with host bits set, fib_lpm_canonical(): stock's
+ * its length range or with host bits set, fib_key_canonical(): stock's
  * paths answer those)
  */
 net *
@@ -330,7 +328,7 @@ rt_lpm_route(rtable *tab, const net_addr *n, int *done)
   *done = 0;
 
   if (!l || l->stale || (n->type != tab->addr_type) || !net_is_ip(n) ||
-      (n->pxlen > net_max_prefix_length[n->type]) || !fib_lpm_canonical(n))
+      (n->pxlen > net_max_prefix_length[n->type]) || !fib_key_canonical(n))
     return NULL;
 
   u32 v = (n->type == NET_IP4) ?

@@ -12,13 +12,13 @@
  *				       queries) of the operation on each line
  *				       "NAME [PASSES]" of standard input, its
  *				       mean ns/op on
- *				       standard output (tests/bench/pair runs
+ *				       standard output (tests/bench/fib-pair runs
  *				       a stock and a patched one side by side
  *				       and alternates them round by round)
  *	fibtool count 4|6 TABLE SEED   each operation once over its queries, in
  *				       a function of its own (count_NAME), for
  *				       valgrind --tool=callgrind --toggle-collect
- *				       (tests/bench/count: instructions and
+ *				       (tests/bench/fib-count: instructions and
  *				       simulated cache misses per operation,
  *				       exact and free of the VM's noise)
  *	fibtool grow  4|6 TABLE SEED   the table inserted into an empty FIB in
@@ -29,7 +29,7 @@
  *	fibtool roa 4|6 ROAS SEED QUERIES [count]
  *				       ROA checks of real routes against a
  *				       real ROA set, as an import makes them
- *				       (roa_real(); tests/bench/roa-micro)
+ *				       (roa_real(); tests/bench/roa-checks)
  *
  *	In diff mode the patched build pins its filters active (the path that
  *	must be exact); $FIBTOOL_ADAPTIVE=1 leaves them to the upkeep policy;
@@ -149,7 +149,7 @@ new_table(pool *p, uint type, int trie)
   }
 #ifdef BLOOMBIRD
   rt_lpm_sync_walk(t);		/* as rt_setup() does, through rt_lpm_configure() */
-  fib_roa_attach(&t->fib);	/* likewise: a ROA table keeps a ROA index with its filter */
+  fib_bloom_roa_attach(&t->fib);	/* likewise: a ROA table keeps a ROA index with its filter */
 #endif
   return t;
 }
@@ -683,9 +683,9 @@ grow(uint type)
 
 /*
  * fibtool roa 4|6 ROAS SEED QUERIES [count] -- ROA validation as an import
- * does it, on a real ROA set and real routes (tests/bench/roa-micro): ROAS
+ * does it, on a real ROA set and real routes (tests/bench/roa-checks): ROAS
  * holds BIRD static lines (route P/L max M as A;), QUERIES "P/L ASN" lines,
- * the networks and origins of a feed in its order (tests/e2e/roa/mkroa.py
+ * the networks and origins of a feed in its order (tests/bench/roa/mkroa.py
  * writes both). Two ROA tables as a configuration would have them, without
  * and with `trie on`, filled in the file's order; nothing pinned, so
  * bloombird's filter and ROA index come when its policy builds them, as in
@@ -693,7 +693,7 @@ grow(uint type)
  * the queries (what an import pays: the policy's builds included) and the
  * median of 5 more (steady state), ns per check. With `count', the first
  * pass and one steady pass run in count_roa_first_*() and
- * count_roa_steady_*(), for callgrind (tests/bench/roa-micro collects each).
+ * count_roa_steady_*(), for callgrind (tests/bench/roa-checks collects each).
  */
 static void
 roa_read(rtable *t, rtable *tt, const char *name)
@@ -1079,9 +1079,9 @@ main(int argc, char *argv[])
   printf("%-24s %10.1f\n", "mem_fib_B_per_prefix", (double) rmemsize(pf).effective / entries);
 #ifdef BLOOMBIRD
   printf("%-24s %10.1f\n", "mem_filter_B_per_prefix",
-	 (double) (fib_bloom_size(tf->fib.bloom) + fib_lpm_guards_size(tf->fib.bloom)) / entries);
+	 (double) (fib_filter_size(&tf->fib.bloom->filter) + fib_guards_size(&tf->fib.bloom->guards)) / entries);
   struct fib_bloom *fb = tf->fib.bloom;
-  u64 n0 = fb->negatives, fp0 = fb->false_pos;
+  u64 n0 = fb->filter.negatives, fp0 = fb->filter.false_pos;
 #else
   printf("%-24s %10.1f\n", "mem_filter_B_per_prefix", 0.0);
 #endif
@@ -1090,7 +1090,7 @@ main(int argc, char *argv[])
   BENCH("fib_find_hit", hit, fib_find(&tf->fib, q));
   BENCH("fib_find_miss", miss, fib_find(&tf->fib, q));
 #ifdef BLOOMBIRD
-  u64 neg = fb->negatives - n0, fp = fb->false_pos - fp0;
+  u64 neg = fb->filter.negatives - n0, fp = fb->filter.false_pos - fp0;
   printf("%-24s %10.6f\n", "fpr_measured", neg + fp ? (double) fp / (neg + fp) : 0.0);
 #else
   printf("%-24s %10.6f\n", "fpr_measured", 0.0);
