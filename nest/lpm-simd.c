@@ -20,7 +20,7 @@
  * can be read through a &simd_view from anywhere.
  *
  * Stride plans, chosen by measurement on the real tier-1 tables (`lpmtool
- * plans' prints memory and speed of any plan; docs/lpm-results.md has the
+ * plans' prints memory and speed of any plan; docs/results/lpm-engines.md has the
  * figures). IPv4: a 20-bit root, 4-bit rows to /24, 8-bit rows to /32.
  * Spider's 16-8-8 spends a 256-element row on every /16 holding a longer
  * prefix, and values here are per prefix, so those rows are mostly copies

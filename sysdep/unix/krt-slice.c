@@ -48,7 +48,7 @@
  * reports PS_DOWN when the last deletion is answered. A flush by the dump
  * alone took far longer than the deletions need, as the dump and the
  * deletions took turns; with the copy first the writer is busy from the
- * start (docs/krt-sync.md).
+ * start (docs/design/kernel-sync.md).
  */
 
 #undef LOCAL_DEBUG
