@@ -178,6 +178,12 @@ krt_sys_dump_start(struct krt_proto *p, int flush)
   d->requested = 0;
   d->routes = d->deleted = 0;
 
+#ifdef HAVE_NEXTHOP_OBJECTS
+  /* As stock's scan: the kernel's objects read again, for routes named by them alone */
+  if (!flush)
+    nl_scan_nexthops();
+#endif
+
   if ((p->af == AF_INET6) && nlq_writing(p))
     return 1;
 

@@ -89,6 +89,7 @@
 #include "sysdep/unix/krt.h"
 #include "sysdep/unix/krt-slice.h"
 #include "sysdep/linux/nl-writer.h"
+#include "sysdep/linux/nl-nhobj.h"
 
 #include CONFIG_INCLUDE_NLSYS_H
 
@@ -120,6 +121,7 @@ struct nlq_entry {
   struct nlmsghdr *add;			/* The new route (has_new); flags set when sent */
   u32 id;				/* The new route's id (sync_map, seen_map) */
   u32 old_metric, new_metric;
+  u32 nhid;				/* The next-hop object the new route names, 0: none */
   u8 has_old, has_new;
   u8 replaceable;			/* New route may replace (IPv4; IPv6 unicast via a gateway) */
   net_addr_union net;
@@ -136,6 +138,7 @@ struct nlq {
   u8 mark_seen;				/* A scan runs: written routes count as seen */
   u8 thread;				/* Writes through the writer thread (netlink thread) */
   u8 corked;				/* Holds the route import cork (nest/rt-cork.c) */
+  struct nlnh_routes *nh;		/* The objects its routes name (nl-nhobj.c) */
   u64 changes, coalesced, routes, messages, batches, failed, pressure, corks;
   btime longest;			/* Longest batch: sendmsg() and its answers */
   btime longest_wait;			/* Longest back-pressure wait */
@@ -151,12 +154,15 @@ struct nlq {
 
 HASH_DEFINE_REHASH_FN(NLQ, struct nlq_entry)
 
-/* A message of the batch being sent */
+/* A message of the batch being sent: a route change, or an object operation */
 struct nlq_msg {
-  struct nlq_entry *e;
-  u8 op;
+  struct nlq_entry *e;			/* The route's entry, or NULL */
+  struct nlnh *obj;			/* The object (e == NULL) */
+  u8 op;				/* enum nlq_op, or enum nlnh_op for an object */
   int err;				/* 0, an errno, or -1: answer lost */
 };
+
+#define NLQ_MSG_MAX		(3 * NLQ_BATCH_MAX)	/* Objects, then a deletion and an addition per network */
 
 /*
  * The batch with the writer: at most one, of one protocol's queue. Its
@@ -181,6 +187,9 @@ static list nlq_list;			/* struct nlq of running kernel protocols */
 static uint nlq_users;
 static int nlq_async_fd = -1;		/* BIRD's asynchronous socket, filtered */
 static timer *nlq_resync_timer;
+static timer *nlq_sweep_timer;		/* Deletes unused next-hop objects when nothing is pending */
+static int nlq_leftovers_done;		/* Objects of an earlier run deleted */
+static u32 nlq_parsed;			/* Object the route being parsed names (nlq_parsed_route()) */
 static btime nlq_last_resync;
 static struct tbf nlq_rl_err = TBF_DEFAULT_LOG_LIMITS;
 static struct tbf nlq_rl_bad = TBF_DEFAULT_LOG_LIMITS;
@@ -197,12 +206,22 @@ static void nlq_wait_only(void);
 static void nlq_uncork_idle(void);
 static void nlq_seen_batch(struct nlq *q);
 static void nlq_uncork(struct nlq *q);
+static void nlq_sweep(timer *t);
+static void nlq_sweep_soon(void);
 
 /* Does a protocol's queue write through the writer thread? */
 static inline int
 nlq_threaded(struct nlq *q)
 {
   return q->thread && nlw_threaded();
+}
+
+/* Does a protocol write its routes with next-hop objects? */
+static inline int
+nlq_objects(struct krt_proto *p)
+{
+  return KRT_CF->sys.nlq.objects &&
+    ((p->p.net_type == NET_IP4) || (p->p.net_type == NET_IP6));
 }
 
 
@@ -230,14 +249,26 @@ nlq_init_config(struct nlq_params *c)
  * @n: new configuration
  * @o: old configuration
  *
- * Batch, queue and slice sizes apply from the next batch or slice on; turning
+ * Batch, queue and slice sizes apply from the next batch or slice on;
+ * `netlink nexthop objects` on or off rewrites the table; turning
  * `netlink async` or `netlink thread` on or off needs a restart of the
  * protocol (returns 0).
  */
 int
-nlq_reconfigure(struct krt_proto *p UNUSED, struct krt_config *n, struct krt_config *o)
+nlq_reconfigure(struct krt_proto *p, struct krt_config *n, struct krt_config *o)
 {
-  return (n->sys.nlq.async == o->sys.nlq.async) && (n->sys.nlq.thread == o->sys.nlq.thread);
+  if ((n->sys.nlq.async != o->sys.nlq.async) || (n->sys.nlq.thread != o->sys.nlq.thread))
+    return 0;
+
+  /*
+   * Objects on or off: every route is written again, the new way, each
+   * replacing its old self (a refeed), so none is missing meanwhile
+   */
+  if ((n->sys.nlq.objects != o->sys.nlq.objects) && p->sys.nlq &&
+      p->p.main_channel && (p->p.main_channel->channel_state == CS_UP))
+    channel_request_feeding(p->p.main_channel);
+
+  return 1;
 }
 
 
@@ -284,10 +315,11 @@ nlq_open(void)
   if (!nlq_tx)
   {
     nlq_tx = mb_alloc(krt_pool, nlq_tx_size = NLQ_TX_SIZE);
-    nlq_sent = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(struct nlq_msg));
-    nlq_batch.err = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(int));
-    nlq_batch.why = mb_alloc(krt_pool, 2 * NLQ_BATCH_MAX * sizeof(u16));
+    nlq_sent = mb_alloc(krt_pool, NLQ_MSG_MAX * sizeof(struct nlq_msg));
+    nlq_batch.err = mb_alloc(krt_pool, NLQ_MSG_MAX * sizeof(int));
+    nlq_batch.why = mb_alloc(krt_pool, NLQ_MSG_MAX * sizeof(u16));
     nlq_resync_timer = tm_new_init(krt_pool, nlq_resync, NULL, 0, 0);
+    nlq_sweep_timer = tm_new_init(krt_pool, nlq_sweep, NULL, 0, 0);
   }
 
   return 1;
@@ -375,10 +407,15 @@ nlq_start(struct krt_proto *p, int async_fd)
   q->batch = KRT_CF->sys.nlq.batch;
   q->thread = KRT_CF->sys.nlq.thread && nlw_start(nlq_writer_done, krt_pool);
 
+  if (!nlnh_start() && KRT_CF->sys.nlq.objects)
+    log(L_WARN "%s: Kernel has no next-hop objects, routes are written the old way", p->p.name);
+  q->nh = nlnh_routes_new(p->p.pool);
+
   if (!nlq_users++)
     init_list(&nlq_list);
   add_tail(&nlq_list, &q->n);
   p->sys.nlq = q;
+  nlq_sweep_soon();
 }
 
 static void
@@ -434,13 +471,19 @@ nlq_stop(struct krt_proto *p)
   nlq_drop(p);
   rem_node(&q->n);
   p->sys.nlq = NULL;
+  nlnh_routes_free(q->nh);
 
   if (!--nlq_users)
   {
     nlq_close();
     if (nlq_resync_timer)
       tm_stop(nlq_resync_timer);
+    if (nlq_sweep_timer)
+      tm_stop(nlq_sweep_timer);
+    nlq_leftovers_done = 0;
   }
+
+  nlnh_stop();
 }
 
 /**
@@ -577,6 +620,9 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
   e->add = NULL;
   e->has_new = 0;
 
+  if (!new)
+    nlnh_route(q->nh, p->af, 0, NULL, old);
+
   if (new)
   {
     rta *a = new->attrs;
@@ -585,6 +631,23 @@ nlq_replace_rte(struct krt_proto *p, rte *new, rte *old)
     e->new_metric = ea_get_int(a->eattrs, EA_KRT_METRIC, 0);
     e->replaceable = (p->af == AF_INET) || ((a->dest == RTD_UNICAST) && ipa_nonzero(a->nh.gw));
     e->add = nlq_build(q, new, NL_OP_ADD);
+
+    u32 nhid = e->nhid = nlnh_route(q->nh, p->af, nlq_objects(p), new, old);
+
+    /*
+     * A scan found the route naming the object it is to name, yet not
+     * forwarding as BIRD's: the object was changed behind our back
+     */
+    if (nhid && old && !old->id && (nlq_parsed == nhid))
+      nlq_nexthop_changed(nhid);
+
+    if (nhid)
+    {
+      struct nlmsghdr *m = nlnh_route_msg(e->add, nhid, alloca(nlnh_route_size(e->add)));
+      mb_free(e->add);
+      e->add = mb_alloc(q->pool, m->nlmsg_len);
+      memcpy(e->add, m, m->nlmsg_len);
+    }
 
     /* In sync until its answer says otherwise (nlq_done(), see the DOC above) */
     bmap_set(&p->sync_map, new->id);
@@ -704,6 +767,9 @@ nlq_allow_replace(struct krt_proto *p, struct nlq_entry *e)
 static void
 nlq_log_error(struct nlq *q, struct nlq_msg *m, int err, const char *why)
 {
+  if (!m->e)
+    return;		/* An object's: nlnh_done() speaks for them */
+
   if (err < 0)
     log_rl(&nlq_rl_err, L_WARN "Netlink: Answer lost (%s: %s %N)",
 	   q->p->p.name, nlq_op_name[m->op], &m->e->net.n);
@@ -749,6 +815,13 @@ nlq_done(struct nlq *q, struct nlq_msg *m)
 {
   struct krt_proto *p = q->p;
 
+  if (!m->e)
+  {
+    if (nlnh_done(m->obj, m->op, m->err) == NLNH_RESYNC)
+      nlq_async_overflow();
+    return;
+  }
+
   if (m->err)
     q->failed++;
 
@@ -759,6 +832,10 @@ nlq_done(struct nlq *q, struct nlq_msg *m)
     bmap_set(&p->sync_map, m->e->id);
   else if (!nlq_requeued(q, m->e))
     bmap_clear(&p->sync_map, m->e->id);
+
+  /* Refused while naming our object: it may have been deleted behind our back */
+  if ((m->err > 0) && m->e->nhid)
+    nlq_nexthop_changed(m->e->nhid);
 
   if (q->mark_seen)
     bmap_set(&p->seen_map, m->e->id);
@@ -848,12 +925,14 @@ nlq_complete(void)
   for (uint i = 0; i < cnt; i++)
   {
     nlq_done(q, &nlq_sent[i]);
-    if ((i == cnt - 1) || (nlq_sent[i + 1].e != nlq_sent[i].e))
+    if (nlq_sent[i].e && ((i == cnt - 1) || (nlq_sent[i + 1].e != nlq_sent[i].e)))
       nlq_free(q, nlq_sent[i].e);
   }
 
   if (nlq_broken)
     nlq_fail_all();
+  else
+    nlq_sweep_soon();
 }
 
 /*
@@ -867,7 +946,7 @@ static void
 nlq_seen_batch(struct nlq *q)
 {
   for (uint i = 0; i < nlq_batch.cnt; i++)
-    if (nlq_sent[i].op != NLQ_DEL)
+    if (nlq_sent[i].e && (nlq_sent[i].op != NLQ_DEL))
       bmap_set(&q->p->seen_map, nlq_sent[i].e->id);
 }
 
@@ -879,6 +958,28 @@ nlq_fill(struct nlq *q)
   uint max = MIN(q->batch, KRT_CF->sys.nlq.batch);	/* Reconfigured lower */
   uint len = 0, cnt = 0, taken = 0, last = 0;
   u32 first = nlq_seq + 1;
+
+  /* Objects first: the routes of this batch and later ones may name them */
+  struct nlnh *o;
+  uint op;
+  while ((cnt < NLQ_BATCH_MAX) && (o = nlnh_pending(&op)))
+  {
+    struct nlmsghdr *h = (void *) (nlq_tx + len);
+    uint l = nlnh_msg(o, op, h, nlq_tx_size - len);
+    if (!l)
+      break;
+
+    h->nlmsg_seq = ++nlq_seq;
+    h->nlmsg_pid = 0;
+    nlq_sent[cnt++] = (struct nlq_msg) { .obj = o, .op = op };
+    last = len;
+    len += NLMSG_ALIGN(l);
+    nlnh_sent(o, op);
+  }
+
+  /* Routes only when no object waits: one of them may need it */
+  if (nlnh_pending(&op))
+    max = 0;
 
   while (!EMPTY_LIST(q->pending) && (taken < max))
   {
@@ -1396,6 +1497,183 @@ nlq_resync(timer *t UNUSED)
 
 
 /*
+ *	Next-hop objects
+ */
+
+/* Nothing pending anywhere, nothing with the kernel */
+static int
+nlq_all_idle(void)
+{
+  struct nlq *q;
+
+  if (nlq_busy)
+    return 0;
+
+  WALK_LIST(q, nlq_list)
+    if (!EMPTY_LIST(q->pending))
+      return 0;
+
+  return 1;
+}
+
+/* Every kernel protocol has finished its first scan */
+static int
+nlq_all_scanned(void)
+{
+  struct nlq *q;
+
+  WALK_LIST(q, nlq_list)
+    if (!q->p->initialized)
+      return 0;
+
+  return 1;
+}
+
+/* Object operations waiting and no route change: a batch of them alone */
+static void
+nlq_send_objects(void)
+{
+  struct nlq *q;
+  uint op;
+
+  if (nlq_busy || nlq_broken || !nlnh_pending(&op))
+    return;
+
+  WALK_LIST(q, nlq_list)
+    if (!nl_dump_holds_writes(q->p))
+    {
+      nlq_send_batch(q);
+      return;
+    }
+}
+
+static void
+nlq_sweep_soon(void)
+{
+  if (nlq_sweep_timer && !tm_active(nlq_sweep_timer))
+    tm_start(nlq_sweep_timer, 1 S);
+}
+
+/*
+ * Unused objects are deleted only while no route change is pending or with
+ * the kernel (nlnh_sweep()); those of an earlier run once every protocol has
+ * finished its first scan, which rewrote the routes naming them.
+ */
+static void
+nlq_sweep(timer *t)
+{
+  int again = 1;
+
+  if (!nlq_users || nlq_broken)
+    return;
+
+  if (nlq_all_idle())
+  {
+    if (!nlq_leftovers_done && nlq_all_scanned())
+    {
+      nlq_leftovers_done = 1;
+      nlnh_leftovers();
+    }
+
+    again = nlnh_sweep(current_time()) || !nlq_leftovers_done;
+    nlq_send_objects();
+  }
+
+  if (again)
+    tm_start(t, 1 S);
+}
+
+/**
+ * nlq_parsed_route - a route of a scan is being parsed
+ * @h: its message (RTM_NEWROUTE)
+ *
+ * Called by stock's parser before it hands the route to krt_got_route(),
+ * which asks krt_sys_route_current(): the object the route names, if any.
+ */
+void
+nlq_parsed_route(struct nlmsghdr *h)
+{
+  struct rtmsg *r = NLMSG_DATA(h);
+  struct rtattr *a = RTM_RTA(r);
+  int len = RTM_PAYLOAD(h);
+
+  nlq_parsed = 0;
+  for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+    if ((a->rta_type == 30 /* RTA_NH_ID */) && (RTA_PAYLOAD(a) == sizeof(u32)))
+      memcpy(&nlq_parsed, RTA_DATA(a), sizeof(u32));
+}
+
+/**
+ * krt_sys_route_current - is the kernel's route written as this run writes it?
+ * @p: the kernel protocol
+ * @e: BIRD's route of the network the scan found
+ *
+ * Asked by krt_got_route() for a route in sync by stock's rules: one that
+ * names another object than the one BIRD wrote it with, or names one where
+ * BIRD wrote none, is rewritten (nlnh_current()).
+ */
+int
+krt_sys_route_current(struct krt_proto *p, rte *e)
+{
+  struct nlq *q = p->sys.nlq;
+
+  return nlnh_current(q ? q->nh : NULL, e, nlq_parsed);
+}
+
+/**
+ * nlq_nexthop_changed - an object may have been deleted or changed, not by us
+ * @nhid: its id
+ *
+ * Called for a notification of a change to one of our objects, for a route
+ * write naming it that the kernel refused, and for a scanned route that
+ * names it but does not forward as BIRD's route. The kernel tells nobody of
+ * the routes a deletion took with it: BIRD's object is restored and the
+ * tables scanned again.
+ */
+void
+nlq_nexthop_changed(u32 nhid)
+{
+  if (!nlq_users || !nlnh_lost(nhid))
+    return;
+
+  /* Created again at the head of the next batch; the sweep sends it if no route change comes */
+  log_rl(&nlq_rl_err, L_WARN "KRT: Next-hop object %u deleted or changed behind our back, restoring it", nhid);
+  nlq_sweep_soon();
+  nlq_async_overflow();
+}
+
+
+/**
+ * nlq_nexthop_notified - the kernel notified a change of a next-hop object
+ * @h: the notification (RTM_NEWNEXTHOP, RTM_DELNEXTHOP)
+ *
+ * Stock's parser keeps its table of the kernel's objects from these (our own
+ * pass too: it reads our routes by them when the kernel sends routes with
+ * their object's id alone). One of ours changed by somebody else is restored.
+ */
+void
+nlq_nexthop_notified(struct nlmsghdr *h)
+{
+  if (!nlq_users || (h->nlmsg_pid == nlq_portid) ||
+      (h->nlmsg_len < NLMSG_LENGTH(8)))
+    return;
+
+  /* struct nhmsg is 8 bytes; NHA_ID (1) is the first attribute we look for */
+  struct rtattr *a = (void *) ((byte *) NLMSG_DATA(h) + NLMSG_ALIGN(8));
+  int len = h->nlmsg_len - NLMSG_LENGTH(8);
+
+  for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+    if ((a->rta_type == 1 /* NHA_ID */) && (RTA_PAYLOAD(a) == sizeof(u32)))
+    {
+      u32 id;
+      memcpy(&id, RTA_DATA(a), sizeof(u32));
+      nlq_nexthop_changed(id);
+      return;
+    }
+}
+
+
+/*
  *	CLI
  */
 
@@ -1423,5 +1701,7 @@ nlq_show(struct krt_proto *p)
   cli_msg(-1006, "  Netlink failures: %lu, back-pressure %lu (longest wait %t ms, import corked %lu times), longest batch %t ms, batch now %u",
 	  q->failed, q->pressure, q->longest_wait * 1000, q->corks, q->longest * 1000, MIN(q->batch, KRT_CF->sys.nlq.batch));
   cli_msg(-1006, "  Interface scans put off for a batch: %lu", nlq_kif_later);
+  if (nlq_objects(p))
+    nlnh_show(q->nh);
   rt_cork_show();
 }

@@ -18,6 +18,7 @@ struct nlq_params {
   uint queue;			/* Route changes pending at most; beyond, the caller sends a batch */
   btime slice;			/* Time budget of one scan, prune, flush or write slice */
   u8 thread;			/* Writes in the writer thread (nl-writer.c); 0: in BIRD's loop */
+  u8 objects;			/* Routes name kernel next-hop objects (nl-nhobj.c) */
 };
 
 #define NLQ_DEFAULT_BATCH	1024
@@ -81,6 +82,10 @@ int nlq_table_left(struct krt_proto *p);
 void nlq_async_overflow(void);
 void nlq_kick(struct krt_proto *p);
 void nlq_show(struct krt_proto *p);
+void nlq_parsed_route(struct nlmsghdr *h);
+int krt_sys_route_current(struct krt_proto *p, struct rte *e);
+void nlq_nexthop_changed(u32 nhid);
+void nlq_nexthop_notified(struct nlmsghdr *h);
 
 /*
  * nl-dump.c: nl_dump_holds_writes() says whether the protocol's running dump
@@ -92,5 +97,6 @@ int nl_dump_holds_writes(struct krt_proto *p);
 uint nl_route_size(struct rte *e);
 struct nlmsghdr *nl_build_route(struct krt_proto *p, struct rte *e, int op, void *buf, uint size);
 void nl_parse_route_scan(struct nlmsghdr *h);
+void nl_scan_nexthops(void);
 
 #endif
