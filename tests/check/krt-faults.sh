@@ -1,6 +1,6 @@
 # bloombird's own Netlink sockets misbehaving, without GoBGP: a kernel
 # protocol exports 30,000 static routes to kernel table 100 of a namespace
-# (bb-krtf), patched bird against stock bird's table for the same
+# (bt-krtf), patched bird against stock bird's table for the same
 # configurations. With tests/e2e/nlfault.c preloaded:
 #   garbage:  answers and dumps interleaved with messages of an unknown type,
 #             foreign sequence numbers and trailing garbage are logged and
@@ -21,11 +21,12 @@
 # file:line and the configuration kept. Each of these steps logs no <ERR>
 # that stock's same step does not (tests/e2e/errlog.sh), but for the
 # fallback that `failing` provokes.
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 . "$top/tests/e2e/errlog.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-faults: needs root (network namespaces)"; exit 1; }
-NS=bb-krtf
+NS=bt-krtf
 N=30000
 N6=6000
 KOPTS=""		# options added to the patched bird's kernel protocols

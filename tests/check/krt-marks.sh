@@ -1,6 +1,6 @@
 # show route's sync marks while batched kernel writes are pending, and errors
 # in the log when kernel protocols stop, patched bird against stock bird in
-# a namespace (bb-krtm), kernel table 100, one bird at a time:
+# a namespace (bt-krtm), kernel table 100, one bird at a time:
 #   marks:   50,000 static IPv4 and 5,000 IPv6 routes enabled at once while
 #            the patched bird's writer is slowed (tests/e2e/nlfault.c: every
 #            batch 100 ms late; `scan slice 1 s` keeps the batches full).
@@ -17,11 +17,12 @@
 #            that stock's same step lacks (tests/e2e/errlog.sh), the kernel
 #            table as stock's after each step, none of bird's routes after
 #            down.
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 . "$top/tests/e2e/errlog.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-marks: needs root (network namespaces)"; exit 1; }
-NS=bb-krtm
+NS=bt-krtm
 N=50000
 N6=5000
 REFUSED="203.0.113.0/24 198.51.100.0/24 198.51.101.0/24"

@@ -1,7 +1,7 @@
 # Kernel protocols learning routes that refer to kernel nexthop objects
 # (RTA_NH_ID, Linux 5.3), as FRR's zebra writes them
 # (bird-patches/krt-nexthop-objects-learn.patch). In a network namespace
-# (bb-nhlearn), kernel table 100 holds routes through nexthop objects (single
+# (bt-nhlearn), kernel table 100 holds routes through nexthop objects (single
 # next hops, a device next hop, an onlink one, an IPv6 gateway for IPv4, ECMP
 # groups with weights, a one-member group, a resilient group, blackholes) and
 # table 101 the same routes written the old way; four kernel protocols learn
@@ -19,12 +19,13 @@
 #     patched in both modes; stock's stale routes in mode 1 are reported.
 #   KRT_NHOBJ_BIRD=/bindir    the patched bird/birdc instead of build/bin
 #   KRT_NHOBJ_STOCK=/bindir   stock's instead of build/stock/bin
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-nhobj-learn: needs root (network namespaces)"; exit 1; }
 P_BIN=${KRT_NHOBJ_BIRD:-$BIN}
 S_BIN=${KRT_NHOBJ_STOCK:-$STOCK_BIN}
-NS=bb-nhlearn
+NS=bt-nhlearn
 STOCK_BUG="stock bug (krt-nexthop-objects-learn)"
 
 cleanup_ns() { ip netns del "$NS" 2>/dev/null; }

@@ -1,7 +1,7 @@
 # Kernel next-hop objects (`netlink nexthop objects`), without GoBGP: static
 # routes of every kind a kernel protocol exports (single next hops, 4- and
 # 16-path ECMP with and without weights, device routes, blackhole and
-# unreachable) in kernel table 100 of a namespace (bb-nhobj), patched bird
+# unreachable) in kernel table 100 of a namespace (bt-nhobj), patched bird
 # writing them through objects against stock bird writing them the old way.
 # Tables are compared as forwarding (tests/tools/kfib.py resolves a route's
 # nhid to the object's next hops), after: the install; bird killed and
@@ -13,11 +13,12 @@
 # with it on. Objects of other protocols, and of other ids, are never
 # touched; unused objects of bird's are deleted; a bad value is rejected
 # with file:line. All of it with the kernel's nexthop_compat_mode on and off.
+# lane: side
 . "$(dirname "$0")/../lib.sh"
 . "$top/tests/e2e/errlog.sh"
 
 [ "$(id -u)" = 0 ] || { echo "krt-nhobj: needs root (network namespaces)"; exit 1; }
-NS=bb-nhobj
+NS=bt-nhobj
 N=20000
 N6=4000
 KFIB="python3 $top/tests/tools/kfib.py"
