@@ -123,7 +123,7 @@ struct nlnh {
   u8 state;				/* enum nlnh_state */
   u8 op;				/* Operation queued in nlnh_ops, 0: none */
   u8 retired;				/* In nlnh_retired */
-  u8 replace;				/* Create with NLM_F_REPLACE (restoring ours) */
+  u8 replace;				/* Created once: create again with NLM_F_REPLACE (restoring ours) */
   btime since;				/* Retired since */
   struct nlnh **member;			/* Group: its single objects */
   struct nlnh_key key;			/* Last: the paths follow */
@@ -892,11 +892,7 @@ nlnh_sent(struct nlnh *o, uint op)
   o->op = 0;
 
   if (op == NLNH_CREATE)
-  {
-    /* Created once; any later creation restores it */
     o->state = NLNH_LIVE;
-    o->replace = 1;
-  }
   else
   {
     /* A set wanted from now on gets a new object */
@@ -944,6 +940,8 @@ nlnh_done(struct nlnh *o, uint op, int err)
 
   if (!err)
   {
+    /* Any later creation restores it */
+    o->replace = 1;
     nlnh_created++;
     nlnh_live++;
     return 0;
