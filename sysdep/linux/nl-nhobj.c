@@ -163,7 +163,6 @@ static list nlnh_retired;		/* struct nlnh nobody holds, oldest first */
 static uint nlnh_users;
 static int nlnh_have;			/* The kernel has objects (the start-up read worked) */
 static int nlnh_failed;			/* It refused one: the old way from now on */
-static u32 nlnh_live;
 static u64 nlnh_created, nlnh_deleted, nlnh_restored;
 static struct tbf nlnh_rl = TBF_DEFAULT_LOG_LIMITS;
 
@@ -215,6 +214,8 @@ nlnh_id_get(struct nlnh *o)
     if (nlnh_ids > nlnh_id_max)
     {
       u32 n = MAX(nlnh_id_max * 2, 1024);
+      while (n < nlnh_ids)		/* Ids in use at start skipped */
+	n *= 2;
       nlnh_by_id = nlnh_realloc(nlnh_pool, nlnh_by_id, n * sizeof(struct nlnh *));
       nlnh_free_ids = nlnh_realloc(nlnh_pool, nlnh_free_ids, n * sizeof(u32));
       memset(nlnh_by_id + nlnh_id_max, 0, (n - nlnh_id_max) * sizeof(struct nlnh *));
@@ -283,11 +284,25 @@ nlnh_free(struct nlnh *o)
 static inline void
 nlnh_hold(struct nlnh *o)
 {
-  if (!o->refs++ && o->retired)
+  if (o->refs++)
+    return;
+
+  if (o->retired)
   {
     rem_node(&o->n);
     o->retired = 0;
   }
+
+  /* Its deletion not sent yet: kept */
+  if (o->op == NLNH_DELETE)
+  {
+    rem_node(&o->n);
+    o->op = 0;
+  }
+
+  /* Its restoration failed earlier: tried again */
+  if ((o->state == NLNH_NEW) && !o->op && !nlnh_failed)
+    nlnh_queue(o, NLNH_CREATE);
 }
 
 /* The object of set @k, held once more; NULL when no id is left */
@@ -355,10 +370,19 @@ nlnh_put(struct nlnh *o)
     return;
 
   /* Never sent: nothing to delete */
-  if ((o->state == NLNH_NEW) && (o->op == NLNH_CREATE))
+  if ((o->state == NLNH_NEW) && (o->op == NLNH_CREATE) && !o->replace)
   {
     nlnh_free(o);
     return;
+  }
+
+  /* A restoration (or a creation whose answer was lost) waiting: not needed
+   * any more; the object may be in the kernel, the sweep deletes it */
+  if (o->op)
+  {
+    rem_node(&o->n);
+    o->op = 0;
+    o->state = NLNH_LIVE;
   }
 
   o->retired = 1;
@@ -498,7 +522,6 @@ nlnh_start(void)
   nlnh_by_id = NULL;
   nlnh_free_ids = nlnh_taken = nlnh_leftover = NULL;
   nlnh_ids = nlnh_id_max = nlnh_nfree = nlnh_ntaken = nlnh_nleftover = 0;
-  nlnh_live = 0;
   nlnh_failed = 0;
 
   int err = nlnh_read_kernel();
@@ -618,6 +641,7 @@ nlnh_key_of(struct nlnh_key *k, int af, rte *e)
     return -1;
 
   k->af = af;
+  k->pad = 0;
   k->paths = 0;
 
   for (struct nexthop *nh = &a->nh; nh; nh = nh->next)
@@ -637,7 +661,26 @@ nlnh_key_of(struct nlnh_key *k, int af, rte *e)
   }
 
   if (k->paths == 1)
+  {
     k->path[0].weight = 0;
+    return 0;
+  }
+
+  /*
+   * A group names each member once (two paths differing in weight alone
+   * would be one member twice), and kernels before 6.12 take weights up to
+   * 255 (BIRD's 254)
+   */
+  for (uint i = 0; i < k->paths; i++)
+  {
+    if (k->path[i].weight == 255)
+      return -1;
+
+    for (uint j = 0; j < i; j++)
+      if (ipa_equal(k->path[i].gw, k->path[j].gw) && (k->path[i].ifindex == k->path[j].ifindex) &&
+	  (k->path[i].onlink == k->path[j].onlink))
+	return -1;
+  }
 
   return 0;
 }
@@ -916,6 +959,10 @@ nlnh_done(struct nlnh *o, uint op, int err)
   /* Nothing reached the kernel, or the answer was lost: once more */
   if ((err < 0) || (err == EAGAIN) || (err == EWOULDBLOCK) || (err == ENOBUFS) || (err == ENOMEM))
   {
+    /* Nobody holds it any more: it may be there, the sweep deletes it */
+    if ((op == NLNH_CREATE) && o->retired)
+      return 0;
+
     if (op == NLNH_CREATE)
     {
       o->state = NLNH_NEW;
@@ -933,7 +980,6 @@ nlnh_done(struct nlnh *o, uint op, int err)
     else
       nlnh_deleted++;
 
-    nlnh_live--;
     nlnh_free(o);
     return 0;
   }
@@ -943,7 +989,6 @@ nlnh_done(struct nlnh *o, uint op, int err)
     /* Any later creation restores it */
     o->replace = 1;
     nlnh_created++;
-    nlnh_live++;
     return 0;
   }
 
@@ -1041,7 +1086,6 @@ nlnh_leftovers(void)
     o->id = nlnh_leftover[i];
     o->state = NLNH_GOING;
     o->key.paths = 1;
-    nlnh_live++;
     o->op = NLNH_DELETE;
     add_tail(&nlnh_ops, &o->n);
   }
@@ -1054,11 +1098,11 @@ nlnh_leftovers(void)
 static void
 nlnh_restore(struct nlnh *o)
 {
-  if ((o->state != NLNH_LIVE) || o->op)
+  /* Retired: deleted soon anyway */
+  if ((o->state != NLNH_LIVE) || o->op || o->retired)
     return;
 
   nlnh_restored++;
-  nlnh_live--;
   o->replace = 1;
   nlnh_queue(o, NLNH_CREATE);
 }
@@ -1077,8 +1121,17 @@ nlnh_lost(u32 id)
 {
   struct nlnh *o = nlnh_pool ? nlnh_find_id(id) : NULL;
 
-  if (!o || (o->state != NLNH_LIVE) || o->op)
+  if (!o || o->op || o->retired || (o->state == NLNH_GOING))
     return 0;
+
+  /* Its restoration failed earlier: once more */
+  if (o->state == NLNH_NEW)
+  {
+    if (nlnh_failed)
+      return 0;
+    nlnh_queue(o, NLNH_CREATE);
+    return 1;
+  }
 
   /* A group's members first: one of them may be what is gone */
   if (o->member)
@@ -1099,6 +1152,70 @@ nlnh_lost(u32 id)
     HASH_WALK_END;
 
   return 1;
+}
+
+
+/* Has @o a next hop through interface @ifindex? */
+static int
+nlnh_uses(struct nlnh *o, u32 ifindex)
+{
+  for (uint i = 0; i < o->key.paths; i++)
+    if (o->key.path[i].ifindex == ifindex)
+      return 1;
+  return 0;
+}
+
+/**
+ * nlnh_link - an interface went down or came up
+ * @ifindex: the interface
+ * @up: whether it is up and has carrier now
+ *
+ * The kernel deletes the objects through an interface that goes down or
+ * loses carrier, and the routes naming them, and tells nobody (routes
+ * written the old way stay, marked linkdown). So ours through it are taken
+ * for gone, and when it is back they are created again, and the groups they
+ * are members of replaced; the caller scans the tables again. Returns 1 when
+ * something was queued.
+ */
+int
+nlnh_link(u32 ifindex, int up)
+{
+  int queued = 0;
+
+  if (!nlnh_pool)
+    return 0;
+
+  HASH_WALK(nlnh_hash, next, o)
+    if (!o->member && nlnh_uses(o, ifindex))
+    {
+      if (!up && (o->state == NLNH_LIVE) && (o->op != NLNH_DELETE))
+      {
+	if (o->op)
+	  rem_node(&o->n);
+	o->op = 0;
+	o->state = NLNH_NEW;
+	o->replace = 1;
+      }
+      else if (up && (o->state == NLNH_NEW) && !o->op && !o->retired && !nlnh_failed)
+      {
+	nlnh_restored++;
+	nlnh_queue(o, NLNH_CREATE);
+	queued = 1;
+      }
+    }
+  HASH_WALK_END;
+
+  /* Groups after their members; the kernel took those members out of them */
+  if (queued)
+    HASH_WALK(nlnh_hash, next, g)
+      if (g->member && nlnh_uses(g, ifindex) && (g->state == NLNH_LIVE) && !g->op && !g->retired)
+      {
+	g->replace = 1;
+	nlnh_queue(g, NLNH_CREATE);
+      }
+    HASH_WALK_END;
+
+  return queued;
 }
 
 
@@ -1124,6 +1241,11 @@ nlnh_show(struct nlnh_routes *r)
 
   cli_msg(-1006, "  Next-hop objects: %u routes via objects, %lu written the old way (%lu: more than %u next hops)",
 	  r->via, r->too_many + r->other, r->too_many, NLNH_PATHS_MAX);
+  uint live = 0;
+  HASH_WALK(nlnh_hash, next, o)
+    live += (o->state == NLNH_LIVE) && !o->op;
+  HASH_WALK_END;
+
   cli_msg(-1006, "  Objects:          %u in the kernel, %u sets, %lu created, %lu deleted, %lu restored",
-	  nlnh_live, nlnh_hash.count, nlnh_created, nlnh_deleted, nlnh_restored);
+	  live, nlnh_hash.count, nlnh_created, nlnh_deleted, nlnh_restored);
 }

@@ -49,6 +49,7 @@ const char *nlnh_name(struct nlnh *o, char *buf, uint size);
 int nlnh_sweep(btime now);
 uint nlnh_leftovers(void);
 int nlnh_lost(u32 id);
+int nlnh_link(u32 ifindex, int up);
 
 void nlnh_show(struct nlnh_routes *r);
 

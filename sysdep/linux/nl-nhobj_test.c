@@ -259,6 +259,15 @@ t_obj_msg(void)
   nlnh_done(o, op, 0);
   bt_assert(!nlnh_lost(0xb1d00000 + 12345));	/* Not ours */
 
+  /* Withdrawn while its restoration waits: the restoration dropped, the object retired and not restored */
+  bt_assert(nlnh_lost(id));
+  nlnh_route(r, AF_INET, 0, NULL, mk_route(1, 1, 5, 0));
+  bt_assert(!nlnh_pending(&op));
+  bt_assert(!nlnh_lost(id));
+  bt_assert(!nlnh_pending(&op));
+  bt_assert(nlnh_route(r, AF_INET, 1, mk_route(1, 1, 5, 0), NULL) == id);	/* Taken back as it is */
+  bt_assert(!nlnh_pending(&op));
+
   /* A transient failure: again; a refusal of a restoration: objects stay on */
   bt_assert(nlnh_lost(id));
   nlnh_pending(&op);

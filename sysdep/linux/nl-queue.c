@@ -159,6 +159,7 @@ struct nlq_msg {
   struct nlq_entry *e;			/* The route's entry, or NULL */
   struct nlnh *obj;			/* The object (e == NULL) */
   u8 op;				/* enum nlq_op, or enum nlnh_op for an object */
+  u8 nh_missing;			/* Refused: the object it names does not exist */
   int err;				/* 0, an errno, or -1: answer lost */
 };
 
@@ -833,8 +834,8 @@ nlq_done(struct nlq *q, struct nlq_msg *m)
   else if (!nlq_requeued(q, m->e))
     bmap_clear(&p->sync_map, m->e->id);
 
-  /* Refused while naming our object: it may have been deleted behind our back */
-  if ((m->err > 0) && m->e->nhid)
+  /* Refused for want of our object: deleted behind our back */
+  if (m->nh_missing)
     nlq_nexthop_changed(m->e->nhid);
 
   if (q->mark_seen)
@@ -896,8 +897,13 @@ nlq_complete(void)
     for (uint i = 0; i < cnt; i++)
     {
       struct nlq_msg *m = &nlq_sent[i];
+      const char *why = b->why[i] ? b->text + b->why[i] - 1 : NULL;
       if ((m->err > 0) && !((m->op == NLQ_DEL) && (m->err == ESRCH)))
-	nlq_log_error(q, m, m->err, b->why[i] ? b->text + b->why[i] - 1 : NULL);
+	nlq_log_error(q, m, m->err, why);
+
+      /* The kernel's reason for a route naming an object it does not have */
+      m->nh_missing = m->e && m->e->nhid && (m->op != NLQ_DEL) && (m->err == EINVAL) &&
+	(!why || strstr(why, "exthop id"));
     }
 
     if (b->lost)
@@ -1670,6 +1676,33 @@ nlq_nexthop_notified(struct nlmsghdr *h)
       nlq_nexthop_changed(id);
       return;
     }
+}
+
+
+/**
+ * nlq_link_notified - the kernel notified a change of an interface
+ * @h: the notification (RTM_NEWLINK, RTM_DELLINK)
+ *
+ * An interface going down or losing carrier takes our objects through it
+ * with it, silently (nlnh_link()); when it is back they are created again and
+ * the tables scanned.
+ */
+void
+nlq_link_notified(struct nlmsghdr *h)
+{
+  if (!nlq_users || (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg))))
+    return;
+
+  struct ifinfomsg *i = NLMSG_DATA(h);
+  int up = (h->nlmsg_type == RTM_NEWLINK) && (i->ifi_flags & 0x1 /* IFF_UP */) &&
+    (i->ifi_flags & 0x10000 /* IFF_LOWER_UP */);
+
+  if (nlnh_link(i->ifi_index, up))
+  {
+    log(L_INFO "KRT: Interface %u is back, restoring the next-hop objects through it", i->ifi_index);
+    nlq_sweep_soon();
+    nlq_async_overflow();
+  }
 }
 
 

@@ -9,7 +9,7 @@
 # deleted); a reconfiguration that withdraws and moves routes; `birdc
 # configure` turning the option off and on again with the table installed
 # (polled meanwhile: never a route missing); an object deleted, and one
-# changed, behind bird's back; a restart with the option off after a crash
+# changed, behind bird's back; the link losing carrier for a while; a restart with the option off after a crash
 # with it on. Objects of other protocols, and of other ids, are never
 # touched; unused objects of bird's are deleted; a bad value is rejected
 # with file:line. All of it with the kernel's nexthop_compat_mode on and off.
@@ -33,9 +33,12 @@ ns_up() {
   ip -n "$NS" addr add 10.99.0.1/24 dev d0
   ip -n "$NS" addr add fd99::1/64 dev d0 nodad
   ip netns exec "$NS" sysctl -qw net.ipv4.nexthop_compat_mode="${COMPAT:-1}"
-  # Somebody else's objects: one in bird's id range, one outside it
-  ip -n "$NS" nexthop add id $((BASE + 5)) via 10.99.0.250 dev d0 proto zebra
-  ip -n "$NS" nexthop add id 77 via 10.99.0.251 dev d0 proto zebra
+  # Somebody else's objects, on a link of their own: one in bird's id range, one outside it
+  ip -n "$NS" link add d2 type veth peer name d3
+  ip -n "$NS" link set d2 up; ip -n "$NS" link set d3 up
+  ip -n "$NS" addr add 10.98.0.1/24 dev d2
+  ip -n "$NS" nexthop add id $((BASE + 5)) via 10.98.0.250 dev d2 proto zebra
+  ip -n "$NS" nexthop add id 77 via 10.98.0.251 dev d2 proto zebra
 }
 cleanup_ns() { ip netns del "$NS" 2>/dev/null; }
 trap '[ "$nfail" = 0 ] || { echo "--- bird log"; tail -n 30 "$WORK/f.log"; }; cleanup; cleanup_ns' EXIT
@@ -104,7 +107,7 @@ for r in r4 + r6:
 print(sum(1 for o in objs if o.get('protocol') == 'bird' and o['id'] not in used))"; }
 # swept -- until bird's unused objects are gone (kept 5 s after their last route)
 swept() { for _ in $(seq 40); do [ "$(unused)" = 0 ] && return 0; sleep 0.5; done; return 1; }
-foreign() { ip -n "$NS" nexthop show id $((BASE + 5)) | grep -q "10.99.0.250" && ip -n "$NS" nexthop show id 77 | grep -q "10.99.0.251"; }
+foreign() { ip -n "$NS" nexthop show id $((BASE + 5)) | grep -q "10.98.0.250" && ip -n "$NS" nexthop show id 77 | grep -q "10.98.0.251"; }
 
 run_bird() {  # run_bird BINDIR CONF
   CUR=$1
@@ -183,6 +186,12 @@ id=$(ip -n "$NS" route show table 100 | sed -nE 's/^100\.0\.2\.0\/24 nhid ([0-9]
 ip -n "$NS" nexthop replace id "$id" via 10.99.0.200 dev d0 proto bird
 check "[compat $COMPAT] object changed behind bird's back: forwarding restored" settle "$WORK/fib.B"
 grep -E "behind our back" "$WORK/f.log" | head -2 | sed 's/^/    /'
+
+# The link loses carrier: the kernel drops the objects through it, and the
+# routes naming them, telling nobody (stock's routes stay, marked linkdown)
+ip -n "$NS" link set d1 down; sleep 2; ip -n "$NS" link set d1 up
+check "[compat $COMPAT] carrier lost and back: forwarding restored" settle "$WORK/fib.B"
+grep -E "Interface .* is back" "$WORK/f.log" | head -1 | sed 's/^/    /'
 
 # Bad input: file:line, the running configuration kept
 sed 's/netlink nexthop objects on;/netlink nexthop objects maybe;/' "$WORK/B.on" > "$WORK/f.conf"
