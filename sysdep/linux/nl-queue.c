@@ -1649,7 +1649,7 @@ nlq_nexthop_changed(u32 nhid)
 }
 
 
-/**
+/*
  * nlq_nexthop_notified - the kernel notified a change of a next-hop object
  * @h: the notification (RTM_NEWNEXTHOP, RTM_DELNEXTHOP)
  *
@@ -1657,7 +1657,7 @@ nlq_nexthop_changed(u32 nhid)
  * pass too: it reads our routes by them when the kernel sends routes with
  * their object's id alone). One of ours changed by somebody else is restored.
  */
-void
+static void
 nlq_nexthop_notified(struct nlmsghdr *h)
 {
   if (!nlq_users || (h->nlmsg_pid == nlq_portid) ||
@@ -1679,7 +1679,7 @@ nlq_nexthop_notified(struct nlmsghdr *h)
 }
 
 
-/**
+/*
  * nlq_link_notified - the kernel notified a change of an interface
  * @h: the notification (RTM_NEWLINK, RTM_DELLINK)
  *
@@ -1687,7 +1687,7 @@ nlq_nexthop_notified(struct nlmsghdr *h)
  * with it, silently (nlnh_link()); when it is back they are created again and
  * the tables scanned.
  */
-void
+static void
 nlq_link_notified(struct nlmsghdr *h)
 {
   if (!nlq_users || (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg))))
@@ -1702,6 +1702,30 @@ nlq_link_notified(struct nlmsghdr *h)
     log(L_INFO "KRT: Interface %u is back, restoring the next-hop objects through it", i->ifi_index);
     nlq_sweep_soon();
     nlq_async_overflow();
+  }
+}
+
+
+/**
+ * nlq_async_msg - a notification on BIRD's asynchronous Netlink socket
+ * @h: the message
+ *
+ * Called by stock's handler before it parses the message itself.
+ */
+void
+nlq_async_msg(struct nlmsghdr *h)
+{
+  switch (h->nlmsg_type)
+  {
+  case 104:	/* RTM_NEWNEXTHOP */
+  case 105:	/* RTM_DELNEXTHOP */
+    nlq_nexthop_notified(h);
+    break;
+
+  case RTM_NEWLINK:
+  case RTM_DELLINK:
+    nlq_link_notified(h);
+    break;
   }
 }
 

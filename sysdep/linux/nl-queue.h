@@ -85,8 +85,7 @@ void nlq_show(struct krt_proto *p);
 void nlq_parsed_route(struct nlmsghdr *h);
 int krt_sys_route_current(struct krt_proto *p, struct rte *e);
 void nlq_nexthop_changed(u32 nhid);
-void nlq_nexthop_notified(struct nlmsghdr *h);
-void nlq_link_notified(struct nlmsghdr *h);
+void nlq_async_msg(struct nlmsghdr *h);
 
 /*
  * nl-dump.c: nl_dump_holds_writes() says whether the protocol's running dump
