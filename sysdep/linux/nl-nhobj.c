@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -424,6 +425,10 @@ nlnh_read_kernel(void)
       .nlmsg_seq = 1,
     },
   };
+
+  /* A kernel (or an emulator) that never answers: no objects */
+  struct timeval tv = { .tv_sec = 1 };
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 
   struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
   if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *) &sa, sizeof(sa)) < 0)
@@ -1124,11 +1129,15 @@ nlnh_lost(u32 id)
   if (!o || o->op || o->retired || (o->state == NLNH_GOING))
     return 0;
 
-  /* Its restoration failed earlier: once more */
+  /* Its restoration failed earlier: once more (a group's members first) */
   if (o->state == NLNH_NEW)
   {
     if (nlnh_failed)
       return 0;
+    if (o->member)
+      for (uint i = 0; i < o->key.paths; i++)
+	if ((o->member[i]->state == NLNH_NEW) && !o->member[i]->op)
+	  nlnh_queue(o->member[i], NLNH_CREATE);
     nlnh_queue(o, NLNH_CREATE);
     return 1;
   }
