@@ -38,3 +38,15 @@ start_bird() {
 
 # birdc_q BINDIR SOCK command... -- birdc output without the banner line
 birdc_q() { local b=$1 s=$2; shift 2; "$b/birdc" -s "$s" "$@" | sed '1{/^BIRD .* ready\.$/d}'; }
+
+# ns_veth NS ADDR4 ADDR6 -- a fresh network namespace NS with a veth pair
+# d0-d1, both up, ADDR4 and ADDR6 on d0 (the kernel sync checks' link)
+ns_veth() {
+  ip netns del "$1" 2>/dev/null
+  ip netns add "$1"
+  ip -n "$1" link set lo up
+  ip -n "$1" link add d0 type veth peer name d1
+  ip -n "$1" link set d0 up; ip -n "$1" link set d1 up
+  ip -n "$1" addr add "$2" dev d0
+  ip -n "$1" addr add "$3" dev d0 nodad
+}

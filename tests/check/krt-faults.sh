@@ -35,13 +35,7 @@ SHIM=$WORK/nlfault.so
 cc -shared -fPIC -o "$SHIM" "$top/tests/e2e/nlfault.c" -ldl || { bad "fault shim builds"; finish; }
 
 ns_up() {
-  ip netns del "$NS" 2>/dev/null
-  ip netns add "$NS"
-  ip -n "$NS" link set lo up
-  ip -n "$NS" link add d0 type veth peer name d1
-  ip -n "$NS" link set d0 up; ip -n "$NS" link set d1 up
-  ip -n "$NS" addr add 10.99.0.1/24 dev d0
-  ip -n "$NS" addr add fd99::1/64 dev d0 nodad
+  ns_veth "$NS" 10.99.0.1/24 fd99::1/64
 }
 cleanup_ns() { ip netns del "$NS" 2>/dev/null; }
 trap 'cleanup; cleanup_ns' EXIT

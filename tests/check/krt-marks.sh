@@ -30,13 +30,7 @@ SHIM=$WORK/nlfault.so
 cc -shared -fPIC -o "$SHIM" "$top/tests/e2e/nlfault.c" -ldl || { bad "fault shim builds"; finish; }
 
 ns_up() {
-  ip netns del "$NS" 2>/dev/null
-  ip netns add "$NS"
-  ip -n "$NS" link set lo up
-  ip -n "$NS" link add d0 type veth peer name d1
-  ip -n "$NS" link set d0 up; ip -n "$NS" link set d1 up
-  ip -n "$NS" addr add 10.98.0.1/24 dev d0
-  ip -n "$NS" addr add fd98::1/64 dev d0 nodad
+  ns_veth "$NS" 10.98.0.1/24 fd98::1/64
   # In the way of bird's 203.0.113.0/24: the kernel refuses bird's (File exists)
   ip -n "$NS" route add 203.0.113.0/24 via 10.98.0.2 dev d0 table 100 proto static metric 32
 }

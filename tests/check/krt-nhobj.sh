@@ -25,13 +25,7 @@ KFIB="python3 $top/tests/tools/kfib.py"
 BASE=$((0xb1d00000))
 
 ns_up() {
-  ip netns del "$NS" 2>/dev/null
-  ip netns add "$NS"
-  ip -n "$NS" link set lo up
-  ip -n "$NS" link add d0 type veth peer name d1
-  ip -n "$NS" link set d0 up; ip -n "$NS" link set d1 up
-  ip -n "$NS" addr add 10.99.0.1/24 dev d0
-  ip -n "$NS" addr add fd99::1/64 dev d0 nodad
+  ns_veth "$NS" 10.99.0.1/24 fd99::1/64
   ip netns exec "$NS" sysctl -qw net.ipv4.nexthop_compat_mode="${COMPAT:-1}"
   # Somebody else's objects, on a link of their own: one in bird's id range, one outside it
   ip -n "$NS" link add d2 type veth peer name d3
